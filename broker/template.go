@@ -1,0 +1,89 @@
+package broker
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/heraldhq/herald"
+)
+
+// Template renders a lane's destination ("room.{event_type}") for an event.
+// The placeholders are {topic}, {event_type}, {tenant} and {partition_key}.
+type Template struct {
+	parts []templatePart
+}
+
+type templatePart struct {
+	literal string
+	field   func(herald.Event) string
+}
+
+var templateFields = map[string]func(herald.Event) string{
+	"topic":         func(e herald.Event) string { return e.Topic },
+	"event_type":    func(e herald.Event) string { return e.Type },
+	"tenant":        func(e herald.Event) string { return e.Tenant },
+	"partition_key": func(e herald.Event) string { return e.PartitionKey },
+}
+
+// ParseTemplate parses s, or returns an error naming an unknown placeholder
+// or an unclosed brace.
+func ParseTemplate(s string) (Template, error) {
+	if s == "" {
+		return Template{}, fmt.Errorf("destination template is empty")
+	}
+	var t Template
+	rest := s
+	for rest != "" {
+		open := strings.IndexByte(rest, '{')
+		if open < 0 {
+			if strings.IndexByte(rest, '}') >= 0 {
+				return Template{}, fmt.Errorf("destination template %q has a '}' without '{'", s)
+			}
+			t.parts = append(t.parts, templatePart{literal: rest})
+			break
+		}
+		if open > 0 {
+			if strings.IndexByte(rest[:open], '}') >= 0 {
+				return Template{}, fmt.Errorf("destination template %q has a '}' without '{'", s)
+			}
+			t.parts = append(t.parts, templatePart{literal: rest[:open]})
+		}
+		end := strings.IndexByte(rest[open:], '}')
+		if end < 0 {
+			return Template{}, fmt.Errorf("destination template %q has an unclosed '{'", s)
+		}
+		name := rest[open+1 : open+end]
+		field, ok := templateFields[name]
+		if !ok {
+			return Template{}, fmt.Errorf("destination template %q: unknown placeholder {%s} (want {topic}, {event_type}, {tenant} or {partition_key})", s, name)
+		}
+		t.parts = append(t.parts, templatePart{field: field})
+		rest = rest[open+end+1:]
+	}
+	return t, nil
+}
+
+// MustParseTemplate is ParseTemplate for constants; it panics on error.
+func MustParseTemplate(s string) Template {
+	t, err := ParseTemplate(s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Render returns the destination for ev.
+func (t Template) Render(ev herald.Event) string {
+	if len(t.parts) == 1 && t.parts[0].field == nil {
+		return t.parts[0].literal
+	}
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.field != nil {
+			b.WriteString(p.field(ev))
+		} else {
+			b.WriteString(p.literal)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,68 @@
+package herald
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Event is one domain fact written to the outbox and published to a broker.
+//
+// Only Topic, Type and Payload are required. ID defaults to a new UUIDv7,
+// AvailableAt to "now" on the database clock. Enqueueing an ID that is
+// already in the outbox is a no-op.
+type Event struct {
+	// ID is the event id: the dedupe key everywhere downstream
+	// (CloudEvents ce-id, NATS Nats-Msg-Id, RabbitMQ message-id).
+	ID string
+	// Tenant scopes the event to one application or customer (app_code).
+	Tenant string
+	// Topic is a coarse routing name; lanes may use it in destination templates.
+	Topic string
+	// Type is the event type, e.g. "WalletGiftDebited" (CloudEvents ce-type).
+	Type string
+	// PartitionKey orders events: with ordering "key" on a lane, events of one
+	// key reach the broker in commit order. Empty means unordered.
+	PartitionKey string
+	// Headers are user headers (string to string), trace context included.
+	Headers map[string]string
+	// Payload is the body, published as is.
+	Payload []byte
+	// AvailableAt delays delivery until that instant. Zero means now.
+	AvailableAt time.Time
+	// CreatedAt is set by the store when the event is read back; ignored on enqueue.
+	CreatedAt time.Time
+}
+
+// NewID returns a new event id: a UUIDv7, so ids sort roughly by creation time.
+func NewID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		// NewV7 fails only when the system's random source fails; fall back
+		// to v4, which fails the same way, so panic with a clear reason.
+		panic(fmt.Sprintf("herald: cannot generate an event id: %v", err))
+	}
+	return id.String()
+}
+
+// validate checks the fields that every store needs, naming the field at fault.
+func (e *Event) validate(maxPayload int) error {
+	switch {
+	case e.Topic == "":
+		return fmt.Errorf("%w: event %q: topic is empty", ErrInvalidEvent, e.ID)
+	case e.Type == "":
+		return fmt.Errorf("%w: event %q: type is empty", ErrInvalidEvent, e.ID)
+	case len(e.ID) > 64:
+		return fmt.Errorf("%w: event id %q is longer than 64 bytes", ErrInvalidEvent, e.ID)
+	case maxPayload > 0 && len(e.Payload) > maxPayload:
+		return fmt.Errorf("%w: event %q: payload is %d bytes, the limit is %d",
+			ErrPayloadTooLarge, e.ID, len(e.Payload), maxPayload)
+	}
+	for k := range e.Headers {
+		if k == "" {
+			return fmt.Errorf("%w: event %q: a header has an empty name", ErrInvalidEvent, e.ID)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package herald
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"regexp"
+)
+
+// DefaultTable is the outbox table used when none is named.
+const DefaultTable = "herald_outbox"
+
+// DefaultMaxPayload is the payload limit used when none is configured: 1 MiB,
+// the default max_payload of a NATS server.
+const DefaultMaxPayload = 1 << 20
+
+// Outbox writes events into one outbox table inside the caller's transaction.
+// It is safe for concurrent use.
+type Outbox struct {
+	table      string
+	dialect    Dialect
+	maxPayload int
+}
+
+// OutboxConfig configures an Outbox.
+type OutboxConfig struct {
+	// Table is the outbox table. Defaults to DefaultTable.
+	Table string
+	// Dialect is the database kind of the transactions passed to Enqueue.
+	Dialect Dialect
+	// MaxPayload is the largest payload accepted, in bytes. Defaults to
+	// DefaultMaxPayload; negative means no limit.
+	MaxPayload int
+}
+
+// NewOutbox returns an Outbox for cfg, or an error naming the field at fault.
+func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
+	if cfg.Table == "" {
+		cfg.Table = DefaultTable
+	}
+	if err := ValidateIdentifier(cfg.Table); err != nil {
+		return nil, fmt.Errorf("herald: outbox table: %w", err)
+	}
+	if !cfg.Dialect.valid() {
+		return nil, fmt.Errorf("herald: outbox dialect %d is not one of sqlite, mysql, postgres", cfg.Dialect)
+	}
+	if cfg.MaxPayload == 0 {
+		cfg.MaxPayload = DefaultMaxPayload
+	}
+	return &Outbox{table: cfg.Table, dialect: cfg.Dialect, maxPayload: cfg.MaxPayload}, nil
+}
+
+// Table returns the outbox table name.
+func (o *Outbox) Table() string { return o.table }
+
+// Enqueue writes events in tx. They become visible to relays when tx commits
+// and vanish with it when it rolls back. Missing ids are filled in (UUIDv7),
+// and the W3C trace context of ctx, if any, is added to each event's headers.
+// An event whose id is already in the table is skipped silently.
+func (o *Outbox) Enqueue(ctx context.Context, tx *sql.Tx, events ...Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	rows, err := o.prepare(ctx, events)
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(rows); start += insertChunk {
+		end := min(start+insertChunk, len(rows))
+		query, args := o.dialect.insert(o.table, rows[start:end])
+		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+			return fmt.Errorf("herald: enqueue into %s: %w", o.table, err)
+		}
+	}
+	if err := o.dialect.afterInsert(ctx, tx, o.table); err != nil {
+		return fmt.Errorf("herald: enqueue into %s: %w", o.table, err)
+	}
+	signalWakeup(o.table)
+	return nil
+}
+
+// prepare validates events and turns them into rows ready to bind.
+func (o *Outbox) prepare(ctx context.Context, events []Event) ([]row, error) {
+	rows := make([]row, len(events))
+	for i := range events {
+		ev := events[i]
+		if ev.ID == "" {
+			ev.ID = NewID()
+		}
+		if err := ev.validate(o.maxPayload); err != nil {
+			return nil, err
+		}
+		ev.Headers = withTraceContext(ctx, ev.Headers)
+		headers, err := json.Marshal(nonNilHeaders(ev.Headers))
+		if err != nil {
+			return nil, fmt.Errorf("%w: event %q: headers: %v", ErrInvalidEvent, ev.ID, err)
+		}
+		rows[i] = row{event: ev, headers: string(headers)}
+	}
+	return rows, nil
+}
+
+// row is an event with its headers encoded, ready to insert.
+type row struct {
+	event   Event
+	headers string
+}
+
+func nonNilHeaders(h map[string]string) map[string]string {
+	if h == nil {
+		return map[string]string{}
+	}
+	return h
+}
+
+// Enqueue writes events into DefaultTable in tx, finding out the database
+// kind with one query first. Programs that know their database should keep
+// an Outbox (NewOutbox) and call its Enqueue, which skips that query.
+func Enqueue(ctx context.Context, tx *sql.Tx, events ...Event) error {
+	d, err := DetectDialect(ctx, tx)
+	if err != nil {
+		return err
+	}
+	o, err := NewOutbox(OutboxConfig{Dialect: d})
+	if err != nil {
+		return err
+	}
+	return o.Enqueue(ctx, tx, events...)
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// ValidateIdentifier reports whether name is safe to use as a table name:
+// a letter or underscore, then letters, digits or underscores, 63 at most.
+// Names from configuration are SQL: they are checked with this, then quoted.
+func ValidateIdentifier(name string) error {
+	if !identifier.MatchString(name) {
+		return fmt.Errorf("%q is not a valid SQL identifier (letters, digits and _, starting with a letter or _, at most 63)", name)
+	}
+	return nil
+}

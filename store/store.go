@@ -1,0 +1,210 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/heraldhq/herald"
+)
+
+// Status is an outbox row's state. The values are stored as is.
+type Status string
+
+// The outbox row states; see the package doc for the transitions.
+const (
+	StatusPending   Status = "pending"
+	StatusInFlight  Status = "in_flight"
+	StatusDelivered Status = "delivered"
+	StatusDead      Status = "dead"
+)
+
+// ErrNotFound is returned when an event id is not in the table.
+var ErrNotFound = errors.New("store: event not found")
+
+// Scope selects the rows of one lane: its table and, optionally, one tenant
+// and event type filters.
+type Scope struct {
+	// Table is the outbox table; it must pass herald.ValidateIdentifier.
+	Table string
+	// Tenant, when not empty, limits the scope to that tenant.
+	Tenant string
+	// IncludeTypes, when not empty, limits the scope to these event types.
+	IncludeTypes []string
+	// ExcludeTypes leaves these event types out.
+	ExcludeTypes []string
+}
+
+// ClaimParams asks for a batch of claimable rows.
+type ClaimParams struct {
+	Scope
+	// Owner is the claiming worker's id ("node/lane-01"), kept on the row.
+	Owner string
+	// Token is the fencing token written on every claimed row.
+	Token int64
+	// Lease is how long the rows stay reserved, on the database clock.
+	Lease time.Duration
+	// Limit is the most rows to claim.
+	Limit int
+	// Ordered claims per partition key in commit order (see package doc).
+	Ordered bool
+	// ParkOnDead makes a dead row hold back later rows of its key.
+	ParkOnDead bool
+}
+
+// Record is one outbox row as claimed or read.
+type Record struct {
+	// ID is the row id, the claim order. Not a dedupe key: use Event.ID.
+	ID    int64
+	Event herald.Event
+	// Status is the row's state when it was read.
+	Status Status
+	// Attempts counts claims, this one included for claimed rows.
+	Attempts int
+	// LastError is the last failure's text, trimmed.
+	LastError string
+	// Age is how old the event is on the database clock when it was read.
+	Age time.Duration
+	// AvailableAt is the next attempt (pending) or the lease end (in flight).
+	AvailableAt time.Time
+	// DeliveredAt is when the broker accepted it (delivered rows).
+	DeliveredAt time.Time
+	// Receipt is what the broker reported on delivery.
+	Receipt Receipt
+	// LeaseOwner is the worker that holds or last held the row.
+	LeaseOwner string
+}
+
+// Receipt is the broker's answer for a delivered event, kept on its row.
+type Receipt struct {
+	// Stream and Sequence: NATS JetStream, Redis Streams (entry id in MessageID).
+	Stream   string `json:"stream,omitempty"`
+	Sequence uint64 `json:"seq,omitempty"`
+	// Partition and Offset: Kafka.
+	Partition int32 `json:"partition,omitempty"`
+	Offset    int64 `json:"offset,omitempty"`
+	// MessageID: RabbitMQ, RocketMQ, Redis, webhooks.
+	MessageID string `json:"message_id,omitempty"`
+	// Duplicate is true when the broker said it had the message already.
+	Duplicate bool `json:"duplicate,omitempty"`
+}
+
+// JSON returns the receipt as stored in the receipt column.
+func (r Receipt) JSON() string {
+	b, _ := json.Marshal(r) // cannot fail: plain fields
+	return string(b)
+}
+
+// Delivery marks one claimed row delivered.
+type Delivery struct {
+	ID      int64
+	Receipt Receipt
+}
+
+// Failure records one failed publish of a claimed row.
+type Failure struct {
+	ID int64
+	// Error is the failure's text; stores trim it to MaxErrorLength.
+	Error string
+	// RetryIn is the backoff: the row becomes claimable again after it.
+	RetryIn time.Duration
+}
+
+// MaxErrorLength is the longest last_error a store keeps, in bytes.
+const MaxErrorLength = 1000
+
+// Fence identifies a claim: the table and the token written on its rows.
+type Fence struct {
+	Table string
+	Token int64
+}
+
+// CleanupParams asks for one bounded round of retention cleanup. A zero age
+// keeps those rows forever.
+type CleanupParams struct {
+	Scope
+	// Delivered deletes delivered rows older than this (by delivered_at).
+	Delivered time.Duration
+	// Dead deletes dead rows older than this (by their last change).
+	Dead time.Duration
+	// Active deletes pending rows older than this (by created_at).
+	Active time.Duration
+	// Limit bounds the rows deleted per state in this round.
+	Limit int
+}
+
+// LaneStats counts one scope's rows by state.
+type LaneStats struct {
+	Pending   int64 // pending, never attempted
+	Retrying  int64 // pending after at least one failed attempt
+	InFlight  int64
+	Delivered int64
+	Dead      int64
+	// OldestPendingAge is the age of the oldest pending row (0 if none).
+	OldestPendingAge time.Duration
+}
+
+// ListParams pages through rows of one state, oldest first.
+type ListParams struct {
+	Scope
+	Status  Status
+	AfterID int64
+	Limit   int
+}
+
+// Store is what the relay and the CLI need from a database. Implementations
+// must be safe for concurrent use, take every time from the database clock,
+// and pass storetest.Run.
+type Store interface {
+	// Dialect is the database kind, for building a herald.Outbox.
+	Dialect() herald.Dialect
+	// DB is the connection pool, for callers that enqueue in their own transactions.
+	DB() *sql.DB
+	// Migrate creates or upgrades table (and Herald's own tables) to the
+	// latest schema version. It is safe to run concurrently and repeatedly.
+	Migrate(ctx context.Context, table string) error
+
+	// Claim leases up to p.Limit claimable rows to p.Owner under p.Token,
+	// bumping their attempts, in claim order.
+	Claim(ctx context.Context, p ClaimParams) ([]Record, error)
+	// Complete marks rows delivered. It returns the ids no longer held under f.
+	Complete(ctx context.Context, f Fence, ds []Delivery) (lost []int64, err error)
+	// Retry puts rows back to pending after their backoff.
+	Retry(ctx context.Context, f Fence, fs []Failure) (lost []int64, err error)
+	// Kill moves rows to dead, keeping the error.
+	Kill(ctx context.Context, f Fence, fs []Failure) (lost []int64, err error)
+	// Release puts rows back to pending at once, undoing the claim's attempt.
+	Release(ctx context.Context, f Fence, ids []int64) (lost []int64, err error)
+	// Discard deletes stale rows instead of publishing them.
+	Discard(ctx context.Context, f Fence, ids []int64) (lost []int64, err error)
+
+	// TryLock returns true for at most one caller (across processes) per
+	// interval for name: the gate for "once per interval" maintenance.
+	TryLock(ctx context.Context, name string, interval time.Duration) (bool, error)
+	// Cleanup deletes old rows per p, returning how many it deleted.
+	Cleanup(ctx context.Context, p CleanupParams) (int64, error)
+
+	// Stats counts the scope's rows by state (a plain read, not SKIP LOCKED).
+	Stats(ctx context.Context, s Scope) (LaneStats, error)
+	// List returns rows of one state.
+	List(ctx context.Context, p ListParams) ([]Record, error)
+	// Get returns one row by event id, or ErrNotFound.
+	Get(ctx context.Context, table, eventID string) (Record, error)
+	// Replay moves dead rows back to pending with attempts reset: the given
+	// event ids, or every dead row in scope when ids is empty. It returns how many.
+	Replay(ctx context.Context, s Scope, eventIDs []string) (int64, error)
+	// Purge deletes dead rows: the given event ids, or all in scope when empty.
+	Purge(ctx context.Context, s Scope, eventIDs []string) (int64, error)
+
+	// Close releases the store's resources (the pool, if the store opened it).
+	Close() error
+}
+
+// Waker is an optional Store ability: a channel that receives when another
+// process commits events to table (PostgreSQL LISTEN/NOTIFY). Stores without
+// it are polled (adaptively) by the relay.
+type Waker interface {
+	Wakeups(ctx context.Context, table string) (<-chan struct{}, error)
+}
