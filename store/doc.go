@@ -5,14 +5,14 @@
 //
 // # The outbox row's state machine
 //
-//	            claim (lease, token, attempts+1)
-//	 pending ─────────────────────────────────▶ in_flight
-//	    ▲  ▲                                      │  │  │
-//	    │  └── retry (available_at = now+backoff) ┘  │  │
-//	    │  └── release (attempts-1, at once) ────────┘  │
-//	    │                                               ├─ complete ─▶ delivered
-//	    └──────────── replay (attempts = 0) ── dead ◀───┤ kill (max attempts or permanent)
-//	                                                    └─ discard ─▶ (row deleted: stale)
+//	           claim (lease, token, attempts+1)
+//	pending ─────────────────────────────────▶ in_flight
+//	   ▲  ▲                                      │  │  │
+//	   │  └── retry (available_at = now+backoff) ┘  │  │
+//	   │  └── release (attempts-1, at once) ────────┘  │
+//	   │                                               ├─ complete ─▶ delivered
+//	   └──────────── replay (attempts = 0) ── dead ◀───┤ kill (max attempts or permanent)
+//	                                                   └─ discard ─▶ (row deleted: stale)
 //
 // A row is claimable when it is pending and available_at <= now, or when it
 // is in_flight and its lease ran out (available_at holds the lease's end while
