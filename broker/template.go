@@ -87,3 +87,13 @@ func (t Template) Render(ev herald.Event) string {
 	}
 	return b.String()
 }
+
+// HasPlaceholders reports whether the template depends on the event.
+func (t Template) HasPlaceholders() bool {
+	for _, p := range t.parts {
+		if p.field != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,183 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/store"
+)
+
+// outcome is what happened to one claimed row in this pass.
+type outcome int
+
+const (
+	unpublished outcome = iota // not sent: released at the end of the pass
+	delivered
+	failed
+	discarded
+)
+
+type item struct {
+	rec     store.Record
+	msg     broker.Message
+	outcome outcome
+	receipt store.Receipt
+	err     error
+}
+
+// batch is one claim's rows on their way through publish and mark.
+type batch struct {
+	w     *worker
+	items []item
+}
+
+func newBatch(w *worker, recs []store.Record) *batch {
+	b := &batch{w: w, items: make([]item, len(recs))}
+	for i, rec := range recs {
+		it := &b.items[i]
+		it.rec = rec
+		if w.lane.DiscardAfter > 0 && rec.Age > w.lane.DiscardAfter {
+			it.outcome = discarded
+			continue
+		}
+		it.msg = broker.Message{Event: rec.Event, Destination: w.lane.Destination.Render(rec.Event), Attempt: rec.Attempts}
+		if w.maxPayload > 0 && len(rec.Event.Payload) > w.maxPayload {
+			it.outcome = failed
+			it.err = herald.Permanent(fmt.Errorf("%w: %d bytes, the broker's limit is %d",
+				herald.ErrPayloadTooLarge, len(rec.Event.Payload), w.maxPayload))
+		}
+	}
+	return b
+}
+
+// publish sends every unpublished item: all at once on unordered lanes, in
+// rounds per partition key on ordered ones. Rows it does not get to before
+// shutdown or the lease deadline stay unpublished and are released.
+func (b *batch) publish(ctx context.Context, deadline time.Time) {
+	if b.w.lane.Ordering != OrderingKey {
+		if b.canPublish(ctx, deadline) {
+			b.publishRound(ctx, b.pendingIndexes())
+		}
+		return
+	}
+	queues := b.keyQueues()
+	for len(queues) > 0 && b.canPublish(ctx, deadline) {
+		round := make([]int, 0, len(queues))
+		for _, q := range queues {
+			round = append(round, q[0])
+		}
+		b.publishRound(ctx, round)
+		next := queues[:0]
+		for _, q := range queues {
+			// A key whose row failed stops here: its later rows are released
+			// so a retry can never be overtaken.
+			if b.items[q[0]].outcome == delivered && len(q) > 1 {
+				next = append(next, q[1:])
+			}
+		}
+		queues = next
+	}
+}
+
+// canPublish reports whether one more publish fits before shutdown and the
+// lease deadline.
+func (b *batch) canPublish(ctx context.Context, deadline time.Time) bool {
+	return ctx.Err() == nil && time.Now().Add(b.w.lane.PublishTimeout).Before(deadline)
+}
+
+func (b *batch) pendingIndexes() []int {
+	idx := make([]int, 0, len(b.items))
+	for i := range b.items {
+		if b.items[i].outcome == unpublished {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// keyQueues groups unpublished items by partition key, in claim (= commit)
+// order; items without a key are each a queue of their own.
+func (b *batch) keyQueues() [][]int {
+	var queues [][]int
+	byKey := map[string]int{}
+	for _, i := range b.pendingIndexes() {
+		key := b.items[i].rec.Event.PartitionKey
+		if key == "" {
+			queues = append(queues, []int{i})
+			continue
+		}
+		if q, ok := byKey[key]; ok {
+			queues[q] = append(queues[q], i)
+			continue
+		}
+		byKey[key] = len(queues)
+		queues = append(queues, []int{i})
+	}
+	return queues
+}
+
+// publishRound publishes the given items in one Publisher call under
+// publish_timeout, on a context detached from shutdown.
+func (b *batch) publishRound(ctx context.Context, idx []int) {
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.w.lane.PublishTimeout)
+	defer cancel()
+	send := idx[:0:0]
+	for _, i := range idx {
+		if hook := b.w.lane.BeforePublish; hook != nil {
+			if err := hook(pctx, b.items[i].msg); err != nil {
+				b.items[i].outcome, b.items[i].err = failed, fmt.Errorf("before publish: %w", err)
+				continue
+			}
+		}
+		send = append(send, i)
+	}
+	if len(send) == 0 {
+		return
+	}
+	msgs := make([]broker.Message, len(send))
+	for j, i := range send {
+		msgs[j] = b.items[i].msg
+	}
+	results := b.w.lane.Publisher.Publish(pctx, msgs)
+	if len(results) != len(msgs) {
+		err := herald.Ambiguous(fmt.Errorf("publisher returned %d results for %d messages", len(results), len(msgs)))
+		results = make([]broker.Result, len(msgs))
+		for j := range results {
+			results[j].Err = err
+		}
+	}
+	for j, i := range send {
+		it := &b.items[i]
+		if results[j].Err != nil {
+			it.outcome, it.err = failed, results[j].Err
+		} else {
+			it.outcome, it.receipt = delivered, results[j].Receipt
+		}
+	}
+}
+
+// retryAfterError is implemented by publisher errors that carry the
+// broker's own wait (an HTTP Retry-After).
+type retryAfterError interface {
+	RetryAfter() time.Duration
+}
+
+// nextAttempt returns the wait before a failed item's next try.
+func (b *batch) nextAttempt(it *item) time.Duration {
+	var ra retryAfterError
+	if errors.As(it.err, &ra) && ra.RetryAfter() > 0 {
+		return min(ra.RetryAfter(), b.w.lane.Retry.Max)
+	}
+	return b.w.lane.Retry.Backoff(it.rec.Attempts)
+}
+
+func (b *batch) logAttrs(it *item) []any {
+	ev := it.rec.Event
+	return []any{slog.String("event_id", ev.ID), slog.String("event_type", ev.Type),
+		slog.String("partition_key", ev.PartitionKey), slog.Int("attempt", it.rec.Attempts)}
+}

@@ -1,0 +1,215 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/store"
+)
+
+// Ordering is a lane's ordering promise.
+type Ordering string
+
+// The ordering modes.
+const (
+	// OrderingNone publishes rows in any order, all in parallel.
+	OrderingNone Ordering = "none"
+	// OrderingKey publishes the events of one partition key in commit
+	// order, also across retries and replicas; other keys keep flowing.
+	OrderingKey Ordering = "key"
+)
+
+// OnDead is what an ordered lane does with a key whose head event went dead.
+type OnDead string
+
+// The dead-head policies.
+const (
+	// OnDeadPark holds the key's later events until an operator replays or
+	// purges the dead one.
+	OnDeadPark OnDead = "park"
+	// OnDeadSkip lets the key's later events go on.
+	OnDeadSkip OnDead = "skip"
+)
+
+// Retention is how long finished rows are kept. Zero keeps them forever.
+type Retention struct {
+	Delivered time.Duration
+	Dead      time.Duration
+	// Active deletes rows still pending after this long (0: never).
+	Active time.Duration
+	// Interval is how often cleanup runs, at most once per interval across
+	// all the lane's workers and processes. Defaults to 1m.
+	Interval time.Duration
+	// BatchSize bounds the rows deleted per statement. Defaults to 1000.
+	BatchSize int
+}
+
+func (r Retention) enabled() bool { return r.Delivered > 0 || r.Dead > 0 || r.Active > 0 }
+
+// BeforePublish runs before a message is published. An error keeps the event
+// retryable (or dead, if permanent) and it is not published this time.
+type BeforePublish func(ctx context.Context, m broker.Message) error
+
+// Lane is one outbox table (or a filtered part of one) relayed to one broker.
+type Lane struct {
+	// Name names the lane in logs, worker ids and status. Required.
+	Name string
+	// Table is the outbox table. Defaults to herald.DefaultTable.
+	Table string
+	// Tenant, when set, limits the lane to one tenant.
+	Tenant string
+	// IncludeTypes, when not empty, limits the lane to these event types.
+	IncludeTypes []string
+	// ExcludeTypes leaves these event types to other lanes.
+	ExcludeTypes []string
+	// Publisher sends the lane's messages. Required.
+	Publisher broker.Publisher
+	// Destination renders each message's subject/topic/routing key. Required.
+	Destination broker.Template
+	// Ordering defaults to OrderingNone.
+	Ordering Ordering
+	// OnDead defaults to OnDeadPark.
+	OnDead OnDead
+	// Concurrency is the number of workers. Defaults to 1.
+	Concurrency int
+	// BatchSize is the most rows per claim. Defaults to 100.
+	BatchSize int
+	// PollInterval is the longest wait between claims when idle. Defaults to 1s.
+	PollInterval time.Duration
+	// PublishTimeout bounds one publish. Defaults to 3s.
+	PublishTimeout time.Duration
+	// Lease is how long claimed rows stay reserved. Defaults to
+	// 3 × PublishTimeout; it must exceed PublishTimeout.
+	Lease time.Duration
+	// Retry is the retry policy.
+	Retry Retry
+	// DiscardAfter deletes events older than this instead of publishing
+	// them (0: never).
+	DiscardAfter time.Duration
+	// Retention deletes old finished rows.
+	Retention Retention
+	// BeforePublish, when set, runs before each message is published.
+	BeforePublish BeforePublish
+}
+
+// Config configures a Relay.
+type Config struct {
+	// Store is the database holding every lane's table. Required.
+	Store store.Store
+	// Lanes to relay. At least one.
+	Lanes []Lane
+	// Node names this process in worker ids. Defaults to host-pid.
+	Node string
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Observer, when set, is told about every batch (metrics, tests).
+	Observer Observer
+}
+
+func (c Config) withDefaults() Config {
+	if c.Node == "" {
+		host, _ := os.Hostname()
+		c.Node = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
+	}
+	lanes := make([]Lane, len(c.Lanes))
+	for i, l := range c.Lanes {
+		lanes[i] = l.withDefaults()
+	}
+	c.Lanes = lanes
+	return c
+}
+
+func (l Lane) withDefaults() Lane {
+	if l.Table == "" {
+		l.Table = herald.DefaultTable
+	}
+	if l.Ordering == "" {
+		l.Ordering = OrderingNone
+	}
+	if l.OnDead == "" {
+		l.OnDead = OnDeadPark
+	}
+	if l.Concurrency <= 0 {
+		l.Concurrency = 1
+	}
+	if l.BatchSize <= 0 {
+		l.BatchSize = 100
+	}
+	if l.PollInterval <= 0 {
+		l.PollInterval = time.Second
+	}
+	if l.PublishTimeout <= 0 {
+		l.PublishTimeout = 3 * time.Second
+	}
+	if l.Lease <= 0 {
+		l.Lease = 3 * l.PublishTimeout
+	}
+	if l.Retention.Interval <= 0 {
+		l.Retention.Interval = time.Minute
+	}
+	if l.Retention.BatchSize <= 0 {
+		l.Retention.BatchSize = 1000
+	}
+	l.Retry = l.Retry.withDefaults()
+	return l
+}
+
+func (c Config) validate() error {
+	if c.Store == nil {
+		return errors.New("relay: Store is required")
+	}
+	if len(c.Lanes) == 0 {
+		return errors.New("relay: no lanes configured")
+	}
+	seen := map[string]bool{}
+	for _, l := range c.Lanes {
+		if err := l.validate(); err != nil {
+			return err
+		}
+		if seen[l.Name] {
+			return fmt.Errorf("relay: lane %q is configured twice", l.Name)
+		}
+		seen[l.Name] = true
+	}
+	return nil
+}
+
+func (l Lane) validate() error {
+	switch {
+	case l.Name == "":
+		return errors.New("relay: a lane has no name")
+	case l.Publisher == nil:
+		return fmt.Errorf("relay: lane %q: no publisher", l.Name)
+	case l.Ordering != OrderingNone && l.Ordering != OrderingKey:
+		return fmt.Errorf("relay: lane %q: ordering %q is not none or key", l.Name, l.Ordering)
+	case l.OnDead != OnDeadPark && l.OnDead != OnDeadSkip:
+		return fmt.Errorf("relay: lane %q: on_dead %q is not park or skip", l.Name, l.OnDead)
+	case l.Lease <= l.PublishTimeout:
+		return fmt.Errorf("relay: lane %q: lease %s must be longer than publish_timeout %s", l.Name, l.Lease, l.PublishTimeout)
+	case l.Retry.Jitter != JitterFull && l.Retry.Jitter != JitterEqual && l.Retry.Jitter != JitterNone:
+		return fmt.Errorf("relay: lane %q: retry jitter %q is not full, equal or none", l.Name, l.Retry.Jitter)
+	}
+	if err := herald.ValidateIdentifier(l.Table); err != nil {
+		return fmt.Errorf("relay: lane %q: table: %w", l.Name, err)
+	}
+	if len(l.Destination.Render(herald.Event{})) == 0 && !l.Destination.HasPlaceholders() {
+		return fmt.Errorf("relay: lane %q: no destination", l.Name)
+	}
+	return nil
+}
+
+func (l Lane) scope() store.Scope {
+	return store.Scope{Table: l.Table, Tenant: l.Tenant, IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes}
+}

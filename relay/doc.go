@@ -1,0 +1,29 @@
+// Package relay moves events from outbox tables to brokers: per lane, N
+// workers claim batches under a lease, publish them, and mark each row
+// delivered, retried with backoff, or dead.
+//
+// # A worker's loop
+//
+//  1. Claim up to batch_size rows under a fresh fencing token, with a lease
+//     of lease (default 3 × publish_timeout) on the database clock.
+//  2. Delete rows older than discard_after (stale: a late event is worse
+//     than none) instead of publishing them.
+//  3. Publish the rest in one batch under publish_timeout, on a context
+//     detached from shutdown so a SIGTERM never cuts a publish short. On
+//     ordered lanes the batch goes out in rounds (the first row of every key,
+//     then the second, …), and a key whose row failed has its later rows
+//     released, so retries never overtake.
+//  4. Mark the outcomes: delivered rows in one statement with the broker's
+//     receipt, failed rows retried after backoff (exponential, capped,
+//     jittered, or the broker's Retry-After), dead after max_attempts or at
+//     once on a permanent error. Rows the store reports as lost (the lease
+//     ran out and another worker took them) are left alone.
+//  5. A full batch loops at once; otherwise the worker waits for a wakeup
+//     (an Enqueue in this process, a NOTIFY from the database) or the next
+//     poll, polling quickly right after activity and backing off to
+//     poll_interval when idle.
+//
+// On shutdown a worker stops claiming, lets its in-flight publish finish
+// within publish_timeout, marks the outcomes and releases every claimed row
+// it did not publish, so another relay can take them at once.
+package relay
