@@ -1,0 +1,205 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Compile-time proof that Store is a store.Store.
+var _ store.Store = (*Store)(nil)
+
+// TryLock takes the named lock for interval if nobody holds it: one
+// conditional upsert, atomic under SQLite's single writer.
+func (s *Store) TryLock(ctx context.Context, name string, interval time.Duration) (bool, error) {
+	var n int64
+	err := s.write(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, `INSERT INTO herald_locks (name, until) VALUES (?, `+now+` + ?)
+ON CONFLICT (name) DO UPDATE SET until = excluded.until WHERE herald_locks.until <= `+now,
+			name, interval.Milliseconds())
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return false, wrap("trylock", name, err)
+	}
+	return n == 1, nil
+}
+
+// DefaultCleanupLimit bounds a cleanup round per state when
+// CleanupParams.Limit is 0.
+const DefaultCleanupLimit = 1000
+
+// Cleanup deletes, per state, at most p.Limit rows older than that state's
+// age, oldest first: delivered and dead rows by their last change (for
+// delivered rows, delivered_at), pending rows by created_at.
+func (s *Store) Cleanup(ctx context.Context, p store.CleanupParams) (int64, error) {
+	qt, err := quote(p.Table)
+	if err != nil {
+		return 0, err
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = DefaultCleanupLimit
+	}
+	filter, fargs := scopeFilter("o", p.Scope)
+	// The repeated status IN terms let SQLite use the partial indexes.
+	rounds := []struct {
+		age  time.Duration
+		cond string
+	}{
+		{p.Delivered, `o.status IN ('delivered', 'dead') AND o.status = 'delivered' AND o.updated_at`},
+		{p.Dead, `o.status IN ('delivered', 'dead') AND o.status = 'dead' AND o.updated_at`},
+		{p.Active, `o.status IN ('pending', 'in_flight') AND o.status = 'pending' AND o.created_at`},
+	}
+	var total int64
+	for _, r := range rounds {
+		if r.age <= 0 {
+			continue
+		}
+		query := `DELETE FROM ` + qt + ` WHERE id IN (SELECT o.id FROM ` + qt + ` o WHERE ` + r.cond +
+			` < ` + now + ` - ?` + filter + ` ORDER BY o.id LIMIT ?)`
+		args := append(append([]any{r.age.Milliseconds()}, fargs...), limit)
+		n, err := s.exec(ctx, query, args...)
+		if err != nil {
+			return total, wrap("cleanup", p.Table, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// exec runs a write statement in the write slot and returns rows affected.
+func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	var n int64
+	err := s.write(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
+
+// Stats counts the scope's rows by state in one plain read.
+func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, error) {
+	var st store.LaneStats
+	qt, err := quote(sc.Table)
+	if err != nil {
+		return st, err
+	}
+	filter, args := scopeFilter("o", sc)
+	rows, err := s.db.QueryContext(ctx, `SELECT o.status, o.attempts > 0, count(*),
+	`+now+` - min(o.created_at) FROM `+qt+` o WHERE 1 = 1`+filter+` GROUP BY 1, 2`, args...)
+	if err != nil {
+		return st, wrap("stats", sc.Table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			status  string
+			retried bool
+			n, age  int64
+		)
+		if err := rows.Scan(&status, &retried, &n, &age); err != nil {
+			return st, wrap("stats", sc.Table, err)
+		}
+		addStat(&st, store.Status(status), retried, n, time.Duration(age)*time.Millisecond)
+	}
+	return st, wrap("stats", sc.Table, rows.Err())
+}
+
+func addStat(st *store.LaneStats, status store.Status, retried bool, n int64, age time.Duration) {
+	switch status {
+	case store.StatusPending:
+		if retried {
+			st.Retrying += n
+		} else {
+			st.Pending += n
+		}
+		st.OldestPendingAge = max(st.OldestPendingAge, age)
+	case store.StatusInFlight:
+		st.InFlight += n
+	case store.StatusDelivered:
+		st.Delivered += n
+	case store.StatusDead:
+		st.Dead += n
+	}
+}
+
+// DefaultListLimit is the page size of List when ListParams.Limit is 0.
+const DefaultListLimit = 100
+
+// List returns up to p.Limit rows of p.Status with ids above p.AfterID,
+// in id order.
+func (s *Store) List(ctx context.Context, p store.ListParams) ([]store.Record, error) {
+	qt, err := quote(p.Table)
+	if err != nil {
+		return nil, err
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	filter, fargs := scopeFilter("o", p.Scope)
+	args := append(append([]any{string(p.Status), p.AfterID}, fargs...), limit)
+	recs, err := queryRecords(ctx, s.db, `SELECT `+columns+` FROM `+qt+` o
+WHERE o.status = ? AND o.id > ?`+filter+` ORDER BY o.id LIMIT ?`, args...)
+	return recs, wrap("list", p.Table, err)
+}
+
+// Get returns the row of eventID, or store.ErrNotFound.
+func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, error) {
+	qt, err := quote(table)
+	if err != nil {
+		return store.Record{}, err
+	}
+	r, err := scanRecord(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM `+qt+` WHERE event_id = ?`, eventID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("sqlite: get %s %q: %w", table, eventID, store.ErrNotFound)
+	}
+	return r, wrap("get", table, err)
+}
+
+// Replay moves dead rows back to pending, claimable at once, with attempts
+// reset. last_error is kept, so an operator still sees why the event died
+// until it fails again or is delivered.
+func (s *Store) Replay(ctx context.Context, sc store.Scope, eventIDs []string) (int64, error) {
+	return s.onDead(ctx, "replay", sc, eventIDs, `UPDATE {{T}} AS o SET status = 'pending', attempts = 0,
+	available_at = `+now+`, updated_at = `+now)
+}
+
+// Purge deletes dead rows.
+func (s *Store) Purge(ctx context.Context, sc store.Scope, eventIDs []string) (int64, error) {
+	return s.onDead(ctx, "purge", sc, eventIDs, `DELETE FROM {{T}} AS o`)
+}
+
+// onDead runs head on the scope's dead rows, or only those of eventIDs.
+func (s *Store) onDead(ctx context.Context, op string, sc store.Scope, eventIDs []string, head string) (int64, error) {
+	qt, err := quote(sc.Table)
+	if err != nil {
+		return 0, err
+	}
+	filter, args := scopeFilter("o", sc)
+	query := replaceTable(head, qt) + ` WHERE o.status = 'dead'` + filter
+	if len(eventIDs) > 0 {
+		ids, err := json.Marshal(eventIDs)
+		if err != nil {
+			return 0, wrap(op, sc.Table, err)
+		}
+		query += ` AND o.event_id IN (SELECT value FROM json_each(?))`
+		args = append(args, string(ids))
+	}
+	n, err := s.exec(ctx, query, args...)
+	return n, wrap(op, sc.Table, err)
+}

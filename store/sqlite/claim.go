@@ -1,0 +1,190 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// columns is what every read returns, in scanRecord's order; the last one
+// is the age on the database clock.
+const columns = `id, event_id, tenant, topic, event_type, partition_key, headers, payload,
+	created_at, available_at, status, attempts, last_error, lease_owner, delivered_at, receipt,
+	` + now + ` - created_at`
+
+// scopeFilter returns the AND terms (each starting with " AND ") and args
+// that restrict rows, aliased as alias, to s's tenant and type filters.
+func scopeFilter(alias string, s store.Scope) (string, []any) {
+	var b strings.Builder
+	var args []any
+	if s.Tenant != "" {
+		fmt.Fprintf(&b, " AND %s.tenant = ?", alias)
+		args = append(args, s.Tenant)
+	}
+	if len(s.IncludeTypes) > 0 {
+		fmt.Fprintf(&b, " AND %s.event_type IN (%s)", alias, placeholders(len(s.IncludeTypes)))
+		for _, t := range s.IncludeTypes {
+			args = append(args, t)
+		}
+	}
+	if len(s.ExcludeTypes) > 0 {
+		fmt.Fprintf(&b, " AND %s.event_type NOT IN (%s)", alias, placeholders(len(s.ExcludeTypes)))
+		for _, t := range s.ExcludeTypes {
+			args = append(args, t)
+		}
+	}
+	return b.String(), args
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// Claim leases up to p.Limit claimable rows in one UPDATE … RETURNING.
+// Unordered lanes take rows by (available_at, id), straight off the claim
+// index; ordered lanes by id, skipping keys whose earlier rows block them.
+func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
+	qt, err := quote(p.Table)
+	if err != nil {
+		return nil, err
+	}
+	if p.Limit <= 0 {
+		return nil, fmt.Errorf("sqlite: claim %s: limit %d must be positive", p.Table, p.Limit)
+	}
+	if p.Lease <= 0 {
+		return nil, fmt.Errorf("sqlite: claim %s: lease %v must be positive", p.Table, p.Lease)
+	}
+	query, args := claimQuery(qt, p)
+	var recs []store.Record
+	err = s.write(ctx, func() error {
+		var err error
+		recs, err = queryRecords(ctx, s.db, query, args...)
+		return err
+	})
+	if err != nil {
+		return nil, wrap("claim", p.Table, err)
+	}
+	// RETURNING has no defined order; the relay wants claim order.
+	slices.SortFunc(recs, func(a, b store.Record) int { return compareInt(a.ID, b.ID) })
+	return recs, nil
+}
+
+func claimQuery(qt string, p store.ClaimParams) (string, []any) {
+	filter, fargs := scopeFilter("o", p.Scope)
+	order := "o.available_at, o.id"
+	keyGate := ""
+	if p.Ordered {
+		order = "o.id"
+		// The status IN term repeats the key index's WHERE so SQLite can
+		// use that partial index.
+		blocking := "b.status <> 'dead' AND b.available_at > " + now
+		if p.ParkOnDead {
+			blocking = "(b.status = 'dead' OR b.available_at > " + now + ")"
+		}
+		keyGate = ` AND (o.partition_key = '' OR NOT EXISTS (
+	SELECT 1 FROM ` + qt + ` b
+	WHERE b.partition_key = o.partition_key AND b.tenant = o.tenant AND b.id < o.id
+	  AND b.status IN ('pending', 'in_flight', 'dead') AND ` + blocking + `))`
+	}
+	query := `UPDATE ` + qt + ` SET status = 'in_flight', attempts = attempts + 1,
+	lease_owner = ?, lease_token = ?, available_at = ` + now + ` + ?, updated_at = ` + now + `
+WHERE id IN (
+	SELECT o.id FROM ` + qt + ` o
+	WHERE o.status IN ('pending', 'in_flight') AND o.available_at <= ` + now + filter + keyGate + `
+	ORDER BY ` + order + ` LIMIT ?)
+RETURNING ` + columns
+	args := make([]any, 0, len(fargs)+4)
+	args = append(args, p.Owner, p.Token, p.Lease.Milliseconds())
+	args = append(args, fargs...)
+	args = append(args, p.Limit)
+	return query, args
+}
+
+func compareInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// queryer is a *sql.DB, *sql.Conn or *sql.Tx.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func queryRecords(ctx context.Context, q queryer, query string, args ...any) ([]store.Record, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var recs []store.Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, r)
+	}
+	return recs, rows.Err()
+}
+
+// scanner is *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRecord(sc scanner) (store.Record, error) {
+	var (
+		r                         store.Record
+		headers, status, receipt  string
+		created, available, ageMs int64
+		delivered                 sql.NullInt64
+	)
+	ev := &r.Event
+	err := sc.Scan(&r.ID, &ev.ID, &ev.Tenant, &ev.Topic, &ev.Type, &ev.PartitionKey, &headers, &ev.Payload,
+		&created, &available, &status, &r.Attempts, &r.LastError, &r.LeaseOwner, &delivered, &receipt, &ageMs)
+	if err != nil {
+		return r, err
+	}
+	ev.Headers = decodeHeaders(headers)
+	if ev.Payload == nil {
+		ev.Payload = []byte{}
+	}
+	ev.CreatedAt = time.UnixMilli(created)
+	r.Status = store.Status(status)
+	r.AvailableAt = time.UnixMilli(available)
+	if delivered.Valid {
+		r.DeliveredAt = time.UnixMilli(delivered.Int64)
+	}
+	r.Age = time.Duration(max(ageMs, 0)) * time.Millisecond
+	_ = json.Unmarshal([]byte(receipt), &r.Receipt) // a bad receipt only loses the receipt
+	return r, nil
+}
+
+// decodeHeaders reads the headers column. The table's CHECK keeps it a JSON
+// object, but a plain INSERT may put non-string values in it: those are
+// kept in their JSON form rather than failing the whole claim.
+func decodeHeaders(s string) map[string]string {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(s), &raw); err != nil || len(raw) == 0 {
+		return map[string]string{}
+	}
+	h := make(map[string]string, len(raw))
+	for k, v := range raw {
+		var str string
+		if json.Unmarshal(v, &str) == nil {
+			h[k] = str
+		} else {
+			h[k] = string(v)
+		}
+	}
+	return h
+}

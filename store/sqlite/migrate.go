@@ -1,0 +1,145 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// migration is one schema version. Its statements are templates: {{T}} is
+// the quoted outbox table, {{N}} its bare name (for index names), {{NOW}}
+// the database clock in ms.
+type migration struct {
+	version int
+	stmts   []string
+}
+
+// uuidExpr is a random UUID-shaped (version 4) id, the default event_id for
+// plain INSERTs that do not bring their own.
+const uuidExpr = `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' ||
+	substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) ||
+	substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`
+
+// outboxMigrations create and upgrade an outbox table. Append only: a
+// released version never changes.
+var outboxMigrations = []migration{{
+	version: 1,
+	stmts: []string{
+		`CREATE TABLE IF NOT EXISTS {{T}} (
+	id            INTEGER PRIMARY KEY AUTOINCREMENT,
+	event_id      TEXT    NOT NULL UNIQUE DEFAULT (` + uuidExpr + `),
+	tenant        TEXT    NOT NULL DEFAULT '',
+	topic         TEXT    NOT NULL,
+	event_type    TEXT    NOT NULL,
+	partition_key TEXT    NOT NULL DEFAULT '',
+	headers       TEXT    NOT NULL DEFAULT '{}' CHECK (json_type(headers) = 'object'),
+	payload       BLOB    NOT NULL DEFAULT x'',
+	created_at    INTEGER NOT NULL DEFAULT ({{NOW}}),
+	available_at  INTEGER NOT NULL DEFAULT ({{NOW}}),
+	status        TEXT    NOT NULL DEFAULT 'pending'
+	              CHECK (status IN ('pending', 'in_flight', 'delivered', 'dead')),
+	attempts      INTEGER NOT NULL DEFAULT 0,
+	last_error    TEXT    NOT NULL DEFAULT '',
+	lease_owner   TEXT    NOT NULL DEFAULT '',
+	lease_token   INTEGER NOT NULL DEFAULT 0,
+	delivered_at  INTEGER,
+	updated_at    INTEGER NOT NULL DEFAULT ({{NOW}}),
+	receipt       TEXT    NOT NULL DEFAULT '{}'
+)`,
+		// The claim index: ready rows in claim order; available_at is the
+		// lease end while in flight, so expired leases are found the same way.
+		`CREATE INDEX IF NOT EXISTS "{{N}}_claim" ON {{T}} (available_at, id)
+	WHERE status IN ('pending', 'in_flight')`,
+		// Ordered lanes: the earlier rows of a key that may block it.
+		`CREATE INDEX IF NOT EXISTS "{{N}}_key" ON {{T}} (partition_key, tenant, id)
+	WHERE status IN ('pending', 'in_flight', 'dead')`,
+		// Cleanup and dead-letter tooling: finished rows by age.
+		`CREATE INDEX IF NOT EXISTS "{{N}}_done" ON {{T}} (status, updated_at)
+	WHERE status IN ('delivered', 'dead')`,
+	},
+}}
+
+// lockMigrations create Herald's own tables, recorded under lockTable.
+var lockMigrations = []migration{{
+	version: 1,
+	stmts: []string{`CREATE TABLE IF NOT EXISTS herald_locks (
+	name  TEXT PRIMARY KEY,
+	until INTEGER NOT NULL
+)`},
+}}
+
+const lockTable = "herald_locks"
+
+// Migrate creates or upgrades table and herald_locks to the latest version.
+// It runs in one BEGIN IMMEDIATE transaction, so concurrent callers (other
+// processes included) queue on SQLite's write lock and the later ones find
+// the work done.
+func (s *Store) Migrate(ctx context.Context, table string) error {
+	qt, err := quote(table)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func() error {
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("sqlite: migrate %s: %w", table, err)
+		}
+		defer conn.Close()
+		// BEGIN IMMEDIATE by hand, whatever the pool's _txlock: the
+		// version check and the DDL must happen under the write lock.
+		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+			return fmt.Errorf("sqlite: migrate %s: %w", table, err)
+		}
+		if err := migrateLocked(ctx, conn, table, qt); err != nil {
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			return fmt.Errorf("sqlite: migrate %s: %w", table, err)
+		}
+		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			return fmt.Errorf("sqlite: migrate %s: %w", table, err)
+		}
+		return nil
+	})
+}
+
+func migrateLocked(ctx context.Context, conn *sql.Conn, table, qt string) error {
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS herald_migrations (
+	table_name TEXT    NOT NULL,
+	version    INTEGER NOT NULL,
+	applied_at INTEGER NOT NULL DEFAULT (`+now+`),
+	PRIMARY KEY (table_name, version)
+)`); err != nil {
+		return err
+	}
+	if err := apply(ctx, conn, lockTable, `"`+lockTable+`"`, lockMigrations); err != nil {
+		return err
+	}
+	return apply(ctx, conn, table, qt, outboxMigrations)
+}
+
+// apply runs the migrations of ms newer than table's recorded version.
+func apply(ctx context.Context, conn *sql.Conn, table, qt string, ms []migration) error {
+	var current int
+	err := conn.QueryRowContext(ctx,
+		`SELECT COALESCE(MAX(version), 0) FROM herald_migrations WHERE table_name = ?`, table).Scan(&current)
+	if err != nil {
+		return err
+	}
+	r := strings.NewReplacer("{{T}}", qt, "{{N}}", table, "{{NOW}}", now)
+	for _, m := range ms {
+		if m.version <= current {
+			continue
+		}
+		for _, stmt := range m.stmts {
+			if _, err := conn.ExecContext(ctx, r.Replace(stmt)); err != nil {
+				return fmt.Errorf("version %d: %w", m.version, err)
+			}
+		}
+		if _, err := conn.ExecContext(ctx,
+			`INSERT INTO herald_migrations (table_name, version) VALUES (?, ?)`, table, m.version); err != nil {
+			return fmt.Errorf("version %d: %w", m.version, err)
+		}
+	}
+	return nil
+}
