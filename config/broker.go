@@ -1,0 +1,147 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Broker is one entry of `brokers`: its `type` picks which of the fields
+// below is set, and the entry's other keys must belong to that type.
+type Broker struct {
+	Type   string
+	NATS   *NATSBroker
+	Stdout *StdoutBroker
+}
+
+// NATSBroker is a broker of type nats (NATS JetStream).
+type NATSBroker struct {
+	Type string `yaml:"type"`
+	// URL of the server; ignored with embedded. Defaults to nats://127.0.0.1:4222.
+	URL string `yaml:"url"`
+	// Stream is the JetStream stream the subjects belong to.
+	Stream string `yaml:"stream"`
+	// Subjects of the stream, used when creating it. Defaults to ["herald.>"].
+	Subjects []string `yaml:"subjects"`
+	// CreateStream creates (or updates) the stream at start.
+	CreateStream bool `yaml:"create_stream"`
+	// Source is the CloudEvents source attribute. Defaults to "herald".
+	Source string `yaml:"source"`
+	// CredsFile is a NATS credentials file.
+	CredsFile string `yaml:"creds_file"`
+	// Embedded, when set, runs a NATS server inside Herald and publishes to it.
+	Embedded *EmbeddedNATS `yaml:"embedded"`
+}
+
+// EmbeddedNATS is the `embedded` block of a nats broker.
+type EmbeddedNATS struct {
+	// Dir holds JetStream's data. Defaults to herald-data.
+	Dir string `yaml:"dir"`
+	// Host to listen on: loopback by default.
+	Host string `yaml:"host"`
+	// Port to listen on. Defaults to 4233 (not 4222, so that it does not
+	// collide with a NATS server already running).
+	Port int `yaml:"port"`
+	// SyncAlways fsyncs every message before acking (slow, power-loss safe).
+	SyncAlways bool `yaml:"sync_always"`
+}
+
+// StdoutBroker is a broker of type stdout: JSON lines on standard output.
+type StdoutBroker struct {
+	Type   string `yaml:"type"`
+	Source string `yaml:"source"`
+}
+
+// brokerTypes maps each type name to a decoder of its strict struct.
+var brokerTypes = map[string]func(b *Broker, n *yaml.Node) error{
+	"nats": func(b *Broker, n *yaml.Node) error {
+		b.NATS = &NATSBroker{}
+		return decodeStrict(n, b.NATS)
+	},
+	"stdout": func(b *Broker, n *yaml.Node) error {
+		b.Stdout = &StdoutBroker{}
+		return decodeStrict(n, b.Stdout)
+	},
+}
+
+// UnmarshalYAML reads `type` first, then decodes the entry strictly into
+// that type's struct, so a key of another broker type is an error.
+func (b *Broker) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: a broker must be a mapping with a type", n.Line)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "type" {
+			b.Type = n.Content[i+1].Value
+		}
+	}
+	decode, ok := brokerTypes[b.Type]
+	if !ok {
+		return fmt.Errorf("line %d: broker type %q is not one of %v", n.Line, b.Type, knownBrokerTypes())
+	}
+	return decode(b, n)
+}
+
+func knownBrokerTypes() []string {
+	names := make([]string, 0, len(brokerTypes))
+	for k := range brokerTypes {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// decodeStrict decodes n into v rejecting unknown keys, which Node.Decode
+// alone does not do.
+func decodeStrict(n *yaml.Node, v any) error {
+	raw, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("line %d: %v", n.Line, err)
+	}
+	return nil
+}
+
+func (b *Broker) applyDefaults() {
+	if n := b.NATS; n != nil {
+		if n.URL == "" {
+			n.URL = "nats://127.0.0.1:4222"
+		}
+		if len(n.Subjects) == 0 {
+			n.Subjects = []string{"herald.>"}
+		}
+		if e := n.Embedded; e != nil {
+			if e.Dir == "" {
+				e.Dir = "herald-data"
+			}
+			if e.Host == "" {
+				e.Host = "127.0.0.1"
+			}
+			if e.Port == 0 {
+				e.Port = 4233
+			}
+		}
+	}
+}
+
+func (b *Broker) validate() error {
+	if n := b.NATS; n != nil {
+		if n.Stream == "" {
+			return fmt.Errorf("stream is required")
+		}
+		if slices.Contains(n.Subjects, "") {
+			return fmt.Errorf("subjects: an entry is empty")
+		}
+		if e := n.Embedded; e != nil && (e.Port < -1 || e.Port > 65535) {
+			return fmt.Errorf("embedded.port: %d is not a port", e.Port)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+// Package config reads Herald's YAML file (docs/config.md), applies
+// environment overrides, validates it with errors that name the key at
+// fault, and wires the store, brokers and relay it describes.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// File is the whole config file. Every key is documented in docs/config.md;
+// unknown keys are rejected.
+type File struct {
+	// Node names this process in worker ids. Defaults to host-pid.
+	Node    string             `yaml:"node"`
+	Store   Store              `yaml:"store"`
+	Brokers map[string]*Broker `yaml:"brokers"`
+	Lanes   []Lane             `yaml:"lanes"`
+	Admin   Admin              `yaml:"admin"`
+	Log     Log                `yaml:"log"`
+}
+
+// Store is the `store` section.
+type Store struct {
+	// Driver is sqlite, mysql or postgres.
+	Driver string `yaml:"driver"`
+	// DSN is the connection string (a file name for sqlite).
+	DSN string `yaml:"dsn"`
+	// Migrate runs migrations when `herald run` starts. Defaults to true.
+	Migrate *bool `yaml:"migrate"`
+	// Synchronous (sqlite only): full (default, survives power loss) or normal.
+	Synchronous string `yaml:"synchronous"`
+}
+
+// Lane is one entry of `lanes`.
+type Lane struct {
+	Name           string    `yaml:"name"`
+	Table          string    `yaml:"table"`
+	Tenant         string    `yaml:"tenant"`
+	Broker         string    `yaml:"broker"`
+	Destination    string    `yaml:"destination"`
+	IncludeTypes   []string  `yaml:"include_types"`
+	ExcludeTypes   []string  `yaml:"exclude_types"`
+	Ordering       string    `yaml:"ordering"`
+	OnDead         string    `yaml:"on_dead"`
+	Concurrency    int       `yaml:"concurrency"`
+	BatchSize      int       `yaml:"batch_size"`
+	PollInterval   Duration  `yaml:"poll_interval"`
+	PublishTimeout Duration  `yaml:"publish_timeout"`
+	Lease          Duration  `yaml:"lease"`
+	Retry          Retry     `yaml:"retry"`
+	DiscardAfter   Duration  `yaml:"discard_after"`
+	Retention      Retention `yaml:"retention"`
+	// MaxPayload is the largest payload the lane accepts; 0 takes the broker's limit.
+	MaxPayload int `yaml:"max_payload"`
+}
+
+// Retry is a lane's `retry` section.
+type Retry struct {
+	Strategy    string   `yaml:"strategy"`
+	Initial     Duration `yaml:"initial"`
+	Max         Duration `yaml:"max"`
+	MaxAttempts int      `yaml:"max_attempts"`
+	Jitter      string   `yaml:"jitter"`
+}
+
+// Retention is a lane's `retention` section.
+type Retention struct {
+	Delivered Duration `yaml:"delivered"`
+	Dead      Duration `yaml:"dead"`
+	Active    Duration `yaml:"active"`
+	Interval  Duration `yaml:"interval"`
+	BatchSize int      `yaml:"batch_size"`
+}
+
+// Admin is the `admin` section.
+type Admin struct {
+	Addr string `yaml:"addr"`
+}
+
+// Log is the `log` section.
+type Log struct {
+	// Level is debug, info (default), warn or error.
+	Level string `yaml:"level"`
+	// Format is text (default) or json.
+	Format string `yaml:"format"`
+}
+
+// ErrInvalid marks every configuration error; the CLI exits 2 on it.
+var ErrInvalid = errors.New("invalid config")
+
+// Parse reads a config file's bytes: strict (unknown keys are errors),
+// then defaults, environment overrides and validation.
+func Parse(data []byte, source string) (*File, error) {
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, source, err)
+	}
+	f.applyEnv()
+	f.applyDefaults()
+	if err := f.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, source, err)
+	}
+	return &f, nil
+}
+
+// Load reads the config file at path; an empty path means "herald.yaml if
+// it exists, else the embedded defaults".
+func Load(path string) (*File, error) {
+	if path == "" {
+		if _, err := os.Stat("herald.yaml"); err != nil {
+			return Defaults(), nil
+		}
+		path = "herald.yaml"
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return Parse(data, path)
+}
+
+// Defaults returns the embedded defaults: SQLite in herald.db, an embedded
+// NATS JetStream server with its data in herald-data/, and one lane
+// "default" on herald_outbox publishing to herald.{topic}.
+func Defaults() *File {
+	f, err := Parse([]byte(defaultYAML), "embedded defaults")
+	if err != nil {
+		panic(err) // the embedded defaults are tested
+	}
+	return f
+}
+
+// defaultYAML is what `herald run` uses with no config file.
+const defaultYAML = `
+store: {driver: sqlite, dsn: herald.db}
+brokers:
+  default:
+    type: nats
+    stream: HERALD
+    subjects: ["herald.>"]
+    create_stream: true
+    embedded: {dir: herald-data, port: 4233}
+lanes:
+  - name: default
+    table: herald_outbox
+    broker: default
+    destination: "herald.{topic}"
+`
+
+func (f *File) applyEnv() {
+	if v := os.Getenv("HERALD_STORE_DRIVER"); v != "" {
+		f.Store.Driver = v
+	}
+	if v := os.Getenv("HERALD_STORE_DSN"); v != "" {
+		f.Store.DSN = v
+	}
+	if v := os.Getenv("HERALD_NODE"); v != "" {
+		f.Node = v
+	}
+	if v := os.Getenv("HERALD_ADMIN_ADDR"); v != "" {
+		f.Admin.Addr = v
+	}
+}

@@ -1,0 +1,96 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultsAreValid(t *testing.T) {
+	f := Defaults()
+	if f.Store.Driver != "sqlite" || f.Store.DSN != "herald.db" {
+		t.Fatalf("default store = %+v, want sqlite herald.db", f.Store)
+	}
+	b := f.Brokers["default"]
+	if b == nil || b.NATS == nil || b.NATS.Embedded == nil || b.NATS.Embedded.Port == 4222 {
+		t.Fatalf("default broker must be an embedded NATS off port 4222, got %+v", b)
+	}
+	if len(f.Lanes) != 1 || f.Lanes[0].Table != "herald_outbox" || f.Lanes[0].Destination != "herald.{topic}" {
+		t.Fatalf("default lanes = %+v", f.Lanes)
+	}
+}
+
+func TestParseFullFile(t *testing.T) {
+	f, err := Parse([]byte(`
+store: {driver: mysql, dsn: "root@tcp(127.0.0.1:3306)/test"}
+brokers:
+  events: {type: nats, url: "nats://127.0.0.1:4222", stream: EVENTS}
+lanes:
+  - name: room
+    table: room_outbox
+    broker: events
+    destination: "room.{event_type}"
+    include_types: [RoomEntered]
+    ordering: key
+    on_dead: skip
+    concurrency: 4
+    batch_size: 100
+    poll_interval: 1s
+    publish_timeout: 3s
+    retry: {strategy: exponential_backoff, initial: 5s, max: 5m, max_attempts: 10, jitter: full}
+    discard_after: 0
+    retention: {delivered: 24h, dead: 720h, active: 0}
+admin: {addr: "127.0.0.1:8080"}
+`), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := f.Lanes[0]
+	if l.Retry.Max.D() != 5*time.Minute || l.Retention.Dead.D() != 720*time.Hour || l.Ordering != "key" {
+		t.Fatalf("lane parsed wrong: %+v", l)
+	}
+}
+
+// Each bad input must be an ErrInvalid whose text names the key at fault.
+func TestBadConfigNamesTheKey(t *testing.T) {
+	base := "store: {driver: sqlite, dsn: x.db}\nbrokers:\n  b: {type: stdout}\n"
+	cases := map[string]struct{ yaml, want string }{
+		"unknown top key":      {base + "lanes: [{name: a, destination: x}]\nbogus: 1\n", "field bogus not found"},
+		"unknown lane key":     {base + "lanes: [{name: a, destination: x, colour: red}]\n", "field colour not found"},
+		"unknown broker key":   {"brokers:\n  b: {type: stdout, stream: X}\nlanes: [{name: a, destination: x}]\n", "field stream not found"},
+		"unknown broker type":  {"brokers:\n  b: {type: carrier_pigeon}\nlanes: [{name: a, destination: x}]\n", `broker type "carrier_pigeon"`},
+		"unknown strategy":     {base + "lanes: [{name: a, destination: x, retry: {strategy: linear}}]\n", "retry.strategy"},
+		"bad duration":         {base + "lanes: [{name: a, destination: x, poll_interval: soon}]\n", `"soon" is not a duration`},
+		"bad identifier":       {base + "lanes: [{name: a, destination: x, table: \"t; DROP TABLE x\"}]\n", "table:"},
+		"unknown broker":       {base + "lanes: [{name: a, destination: x, broker: nope}]\n", `broker: unknown broker "nope"`},
+		"bad template":         {base + "lanes: [{name: a, destination: \"x.{colour}\"}]\n", "unknown placeholder {colour}"},
+		"bad driver":           {"store: {driver: oracle, dsn: x}\nbrokers:\n  b: {type: stdout}\nlanes: [{name: a, destination: x}]\n", "store.driver"},
+		"bad ordering":         {base + "lanes: [{name: a, destination: x, ordering: total}]\n", "ordering"},
+		"lease under timeout":  {base + "lanes: [{name: a, destination: x, publish_timeout: 3s, lease: 1s}]\n", "lease"},
+		"duplicate lane":       {base + "lanes: [{name: a, destination: x}, {name: a, destination: y}]\n", "defined twice"},
+		"no lanes":             {base, "lanes: at least one lane"},
+		"negative batch":       {base + "lanes: [{name: a, destination: x, batch_size: -1}]\n", "batch_size"},
+		"nats without stream":  {"brokers:\n  b: {type: nats}\nlanes: [{name: a, destination: x}]\n", "brokers.b: stream is required"},
+		"hostile unicode name": {base + "lanes: [{name: a, destination: x, table: \"оutbox\"}]\n", "table:"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml), "test.yaml")
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("want ErrInvalid, got %v", err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q does not mention %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestEnvOverridesStore(t *testing.T) {
+	t.Setenv("HERALD_STORE_DSN", "other.db")
+	f := Defaults()
+	if f.Store.DSN != "other.db" {
+		t.Fatalf("HERALD_STORE_DSN not applied: %q", f.Store.DSN)
+	}
+}
