@@ -29,7 +29,11 @@
 //     ack arrived too late.
 //
 // Messages of one Publish call are handled one after another, so per-key
-// order within a batch is kept; concurrent Publish calls interleave.
+// order within a batch is kept; concurrent Publish calls interleave. Once a
+// message with a partition key fails without being stored, the later
+// messages of that key in the same batch are not sent either (a retryable
+// error), so a retry cannot land behind its successors: every publisher
+// keeps this rule (brokertest checks it).
 package memory
 
 import (
@@ -140,27 +144,41 @@ func (p *Publisher) MaxPayload() int {
 // Publish implements broker.Publisher; see the package doc for the faults.
 func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker.Result {
 	results := make([]broker.Result, len(msgs))
+	var held map[string]bool // keys with a message not stored in this batch
 	for i, m := range msgs {
-		results[i] = p.publishOne(ctx, m)
+		key := m.Event.PartitionKey
+		if key != "" && held[key] {
+			results[i].Err = fmt.Errorf("memory broker: event %s not sent: an earlier message of partition key %q in this batch failed", m.Event.ID, key)
+			continue
+		}
+		var stored bool
+		results[i], stored = p.publishOne(ctx, m)
+		if !stored && key != "" {
+			if held == nil {
+				held = map[string]bool{}
+			}
+			held[key] = true
+		}
 	}
 	return results
 }
 
-func (p *Publisher) publishOne(ctx context.Context, m broker.Message) broker.Result {
+// publishOne handles one attempt and says whether m was stored.
+func (p *Publisher) publishOne(ctx context.Context, m broker.Message) (broker.Result, bool) {
 	attempt, err := p.precheck(ctx, m)
 	if err != nil {
-		return broker.Result{Err: err}
+		return broker.Result{Err: err}, false
 	}
 	var lostAck error
 	if err := p.faults.decide(attempt, m); err != nil {
 		if !errors.Is(err, ErrAckLost) {
-			return broker.Result{Err: err}
+			return broker.Result{Err: err}, false
 		}
 		lostAck = herald.Ambiguous(err)
 	}
 	rec := p.store(m)
 	if lostAck != nil {
-		return broker.Result{Err: lostAck}
+		return broker.Result{Err: lostAck}, true
 	}
 	if d := p.faults.delay(); d > 0 {
 		t := time.NewTimer(d)
@@ -169,10 +187,10 @@ func (p *Publisher) publishOne(ctx context.Context, m broker.Message) broker.Res
 		case <-t.C:
 		case <-ctx.Done():
 			return broker.Result{Err: herald.Ambiguous(fmt.Errorf(
-				"memory broker: event %s: no ack before the deadline: %w", m.Event.ID, ctx.Err()))}
+				"memory broker: event %s: no ack before the deadline: %w", m.Event.ID, ctx.Err()))}, true
 		}
 	}
-	return broker.Result{Receipt: rec.Receipt}
+	return broker.Result{Receipt: rec.Receipt}, true
 }
 
 // precheck counts the attempt and applies the checks that do not depend on
