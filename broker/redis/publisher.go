@@ -33,6 +33,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/broker/internal/keyed"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -110,10 +111,21 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 	}
 	pipe := p.client.Pipeline()
 	cmds := make([]*goredis.StringCmd, len(msgs))
+	// A message refused here must hold back the later ones of its key, or
+	// they would be stored ahead of its retry. (Failures the server reports
+	// come too late for that; they are stream-wide, WRONGTYPE or OOM, so
+	// they hit the whole key anyway.)
+	failedKeys := map[string]bool{}
 	for i, m := range msgs {
+		key := m.Event.PartitionKey
+		if key != "" && failedKeys[key] {
+			results[i].Err = keyed.ErrEarlierFailed
+			continue
+		}
 		args, err := p.xaddArgs(m)
 		if err != nil {
 			results[i].Err = herald.Permanent(err)
+			failedKeys[key] = key != ""
 			continue
 		}
 		cmds[i] = pipe.XAdd(ctx, args)
