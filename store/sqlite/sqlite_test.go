@@ -1,0 +1,107 @@
+package sqlite_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/sqlite"
+	"github.com/heraldhq/herald/store/storetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// opener returns a storetest.Opener whose stores all share one database
+// file in a temporary directory, as two processes would.
+func opener(tb testing.TB, opts sqlite.Options) storetest.Opener {
+	path := filepath.Join(tb.TempDir(), "herald.db")
+	return func(tb testing.TB) store.Store {
+		s, err := sqlite.Open(context.Background(), path, opts)
+		if err != nil {
+			tb.Fatalf("open: %v", err)
+		}
+		tb.Cleanup(func() { s.Close() })
+		return s
+	}
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, opener(t, sqlite.Options{}))
+}
+
+func BenchmarkStore(b *testing.B) {
+	b.Run("full", func(b *testing.B) { storetest.Bench(b, opener(b, sqlite.Options{})) })
+	b.Run("normal", func(b *testing.B) { storetest.Bench(b, opener(b, sqlite.Options{SynchronousNormal: true})) })
+}
+
+// TestMigrateRace runs Migrate from several stores at once, as several
+// processes starting together would.
+func TestMigrateRace(t *testing.T) {
+	open := opener(t, sqlite.Options{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for range 6 {
+		s := open(t)
+		wg.Go(func() { errs <- s.Migrate(context.Background(), "herald_outbox") })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("concurrent Migrate: %v", err)
+		}
+	}
+	var n int
+	err := open(t).DB().QueryRow(`SELECT count(*) FROM herald_migrations WHERE table_name = 'herald_outbox'`).Scan(&n)
+	if err != nil || n != 1 {
+		t.Errorf("herald_migrations has %d rows for the table (err %v), want 1", n, err)
+	}
+}
+
+// TestPragmas checks the connection settings Open promises.
+func TestPragmas(t *testing.T) {
+	for _, tc := range []struct {
+		opts sqlite.Options
+		sync int
+	}{{sqlite.Options{}, 2}, {sqlite.Options{SynchronousNormal: true}, 1}} {
+		s := opener(t, tc.opts)(t).(*sqlite.Store)
+		var mode string
+		var syncMode, busy int
+		db := s.DB()
+		if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+			t.Errorf("journal_mode = %q (%v), want wal", mode, err)
+		}
+		if err := db.QueryRow("PRAGMA synchronous").Scan(&syncMode); err != nil || syncMode != tc.sync {
+			t.Errorf("synchronous = %d (%v), want %d", syncMode, err, tc.sync)
+		}
+		if err := db.QueryRow("PRAGMA busy_timeout").Scan(&busy); err != nil || busy <= 0 {
+			t.Errorf("busy_timeout = %d (%v), want > 0", busy, err)
+		}
+	}
+}
+
+// TestDocsInsert checks that docs/sql.md shows the INSERT the suite runs.
+func TestDocsInsert(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "sql.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := storetest.PlainInsert(herald.SQLite, herald.DefaultTable)
+	if !strings.Contains(string(doc), want) {
+		t.Errorf("docs/sql.md does not show the plain INSERT the conformance suite runs:\n%s", want)
+	}
+}
+
+func TestInvalidTable(t *testing.T) {
+	s := opener(t, sqlite.Options{})(t)
+	if err := s.Migrate(context.Background(), `x"; DROP TABLE y; --`); err == nil {
+		t.Error("Migrate accepted an invalid table name")
+	}
+}
