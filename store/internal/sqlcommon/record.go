@@ -1,0 +1,81 @@
+package sqlcommon
+
+import (
+	"database/sql"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Finish completes a scanned record: status, decoded headers and receipt,
+// times in UTC, and the age on the database clock (now is the database's).
+func Finish(r *store.Record, status, headers string, delivered sql.NullTime, receipt sql.NullString, now time.Time) {
+	r.Status = store.Status(status)
+	r.Event.Headers = DecodeHeaders(headers)
+	if receipt.Valid && receipt.String != "" {
+		// A receipt is informational; one that does not parse is left empty.
+		_ = json.Unmarshal([]byte(receipt.String), &r.Receipt)
+	}
+	if r.Event.Payload == nil {
+		r.Event.Payload = []byte{}
+	}
+	r.Event.CreatedAt = r.Event.CreatedAt.UTC()
+	r.AvailableAt = r.AvailableAt.UTC()
+	if delivered.Valid {
+		r.DeliveredAt = delivered.Time.UTC()
+	}
+	r.Age = max(now.Sub(r.Event.CreatedAt), 0)
+}
+
+// DecodeHeaders reads the headers column leniently: rows written by plain
+// SQL from other languages must never make a claim fail (one bad row would
+// stall the lane). Non-string values keep their JSON text; a column that is
+// not a JSON object yields no headers.
+func DecodeHeaders(s string) map[string]string {
+	if s == "" || s == "{}" {
+		return nil
+	}
+	var strs map[string]string
+	if json.Unmarshal([]byte(s), &strs) == nil {
+		return strs
+	}
+	var raw map[string]json.RawMessage
+	if json.Unmarshal([]byte(s), &raw) != nil {
+		return nil
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		var str string
+		if json.Unmarshal(v, &str) == nil {
+			out[k] = str
+		} else {
+			out[k] = string(v)
+		}
+	}
+	return out
+}
+
+// AddStat adds n rows of status (retried: attempts > 0) to st; age is the
+// oldest of them.
+func AddStat(st *store.LaneStats, status store.Status, retried bool, n int64, age time.Duration) {
+	switch status {
+	case store.StatusPending:
+		if retried {
+			st.Retrying += n
+		} else {
+			st.Pending += n
+		}
+		st.OldestPendingAge = max(st.OldestPendingAge, age)
+	case store.StatusInFlight:
+		st.InFlight += n
+	case store.StatusDelivered:
+		st.Delivered += n
+	case store.StatusDead:
+		st.Dead += n
+	}
+}
+
+// ReplaceTable puts the quoted table into a statement template's {{T}}.
+func ReplaceTable(tmpl, quoted string) string { return strings.ReplaceAll(tmpl, "{{T}}", quoted) }

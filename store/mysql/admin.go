@@ -1,0 +1,203 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
+)
+
+// TryLock takes the named lock for interval if nobody holds it. The row is
+// created once (INSERT IGNORE, expired), then taken by a conditional UPDATE
+// whose rows-affected count is 1 only for the winner, whatever the DSN's
+// clientFoundRows setting.
+func (s *Store) TryLock(ctx context.Context, name string, interval time.Duration) (bool, error) {
+	var n int64
+	err := retryLoop(ctx, func() error {
+		if _, err := s.db.ExecContext(ctx,
+			"INSERT IGNORE INTO herald_locks (name, locked_until) VALUES (?, '1970-01-01 00:00:01')", name); err != nil {
+			return err
+		}
+		res, err := s.db.ExecContext(ctx, `UPDATE herald_locks SET locked_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+WHERE name = ? AND locked_until <= UTC_TIMESTAMP(6)`, sqlcommon.Micros(interval), name)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("mysql store: trylock %s: %w", name, err)
+	}
+	return n == 1, nil
+}
+
+// DefaultCleanupLimit bounds a cleanup round per state when
+// CleanupParams.Limit is 0.
+const DefaultCleanupLimit = 1000
+
+// Cleanup deletes, per state, at most p.Limit rows older than that state's
+// age, oldest first: delivered and dead rows by their last change (kept in
+// available_at, so the claim index finds them), pending rows by created_at.
+func (s *Store) Cleanup(ctx context.Context, p store.CleanupParams) (int64, error) {
+	table, err := quote(p.Table)
+	if err != nil {
+		return 0, err
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = DefaultCleanupLimit
+	}
+	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "")
+	rounds := []struct {
+		age   time.Duration
+		cond  string
+		order string
+	}{
+		{p.Delivered, "status = 'delivered' AND available_at", "available_at"},
+		{p.Dead, "status = 'dead' AND available_at", "available_at"},
+		{p.Active, "status = 'pending' AND created_at", "id"},
+	}
+	var total int64
+	for _, r := range rounds {
+		if r.age <= 0 {
+			continue
+		}
+		q := "DELETE FROM " + table + " WHERE " + r.cond + " < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND" + scope +
+			" ORDER BY " + r.order + " LIMIT ?"
+		args := append(append([]any{sqlcommon.Micros(r.age)}, scopeArgs...), limit)
+		n, err := s.exec(ctx, q, args...)
+		if err != nil {
+			return total, fmt.Errorf("mysql store: cleanup %s: %w", p.Table, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// exec runs one statement, retrying deadlocks, and returns rows affected.
+func (s *Store) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	var n int64
+	err := retryLoop(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
+
+// Stats counts the scope's rows by state in one plain read.
+func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, error) {
+	var st store.LaneStats
+	table, err := quote(sc.Table)
+	if err != nil {
+		return st, err
+	}
+	scope, args := sqlcommon.ScopeWhere(sc, "")
+	rows, err := s.db.QueryContext(ctx, `SELECT status, attempts > 0, COUNT(*),
+  MAX(TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6))) FROM `+table+` WHERE 1 = 1`+scope+
+		" GROUP BY status, attempts > 0", args...)
+	if err != nil {
+		return st, fmt.Errorf("mysql store: stats %s: %w", sc.Table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var status string
+		var retried bool
+		var n, ageMicros int64
+		if err := rows.Scan(&status, &retried, &n, &ageMicros); err != nil {
+			return st, fmt.Errorf("mysql store: stats %s: %w", sc.Table, err)
+		}
+		sqlcommon.AddStat(&st, store.Status(status), retried, n, time.Duration(ageMicros)*time.Microsecond)
+	}
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("mysql store: stats %s: %w", sc.Table, err)
+	}
+	return st, nil
+}
+
+// DefaultListLimit is the page size of List when ListParams.Limit is 0.
+const DefaultListLimit = 100
+
+// List returns up to p.Limit rows of p.Status with ids above p.AfterID, in
+// id order.
+func (s *Store) List(ctx context.Context, p store.ListParams) ([]store.Record, error) {
+	table, err := quote(p.Table)
+	if err != nil {
+		return nil, err
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "")
+	args := append(append([]any{string(p.Status), p.AfterID}, scopeArgs...), limit)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+recordColumns("")+", UTC_TIMESTAMP(6) FROM "+table+
+		" WHERE status = ? AND id > ?"+scope+" ORDER BY id LIMIT ?", args...)
+	if err != nil {
+		return nil, fmt.Errorf("mysql store: list %s: %w", p.Table, err)
+	}
+	recs, err := scanRecords(rows)
+	if err != nil {
+		return nil, fmt.Errorf("mysql store: list %s: %w", p.Table, err)
+	}
+	return recs, nil
+}
+
+// Get returns the row of eventID, or store.ErrNotFound.
+func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, error) {
+	qt, err := quote(table)
+	if err != nil {
+		return store.Record{}, err
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT "+recordColumns("")+", UTC_TIMESTAMP(6) FROM "+qt+
+		" WHERE event_id = ?", eventID)
+	if err != nil {
+		return store.Record{}, fmt.Errorf("mysql store: get %s %q: %w", table, eventID, err)
+	}
+	recs, err := scanRecords(rows)
+	switch {
+	case err != nil:
+		return store.Record{}, fmt.Errorf("mysql store: get %s %q: %w", table, eventID, err)
+	case len(recs) == 0:
+		return store.Record{}, fmt.Errorf("mysql store: get %s %q: %w", table, eventID, store.ErrNotFound)
+	}
+	return recs[0], nil
+}
+
+// Replay moves dead rows back to pending, claimable at once, with attempts
+// reset. last_error is kept, so an operator still sees why the event died
+// until it fails again or is delivered.
+func (s *Store) Replay(ctx context.Context, sc store.Scope, eventIDs []string) (int64, error) {
+	return s.onDead(ctx, "replay", sc, eventIDs,
+		"UPDATE {{T}} SET status = 'pending', attempts = 0, available_at = UTC_TIMESTAMP(6)")
+}
+
+// Purge deletes dead rows.
+func (s *Store) Purge(ctx context.Context, sc store.Scope, eventIDs []string) (int64, error) {
+	return s.onDead(ctx, "purge", sc, eventIDs, "DELETE FROM {{T}}")
+}
+
+// onDead runs head on the scope's dead rows, or only those of eventIDs.
+func (s *Store) onDead(ctx context.Context, op string, sc store.Scope, eventIDs []string, head string) (int64, error) {
+	table, err := quote(sc.Table)
+	if err != nil {
+		return 0, err
+	}
+	scope, args := sqlcommon.ScopeWhere(sc, "")
+	q := sqlcommon.ReplaceTable(head, table) + " WHERE status = 'dead'" + scope
+	if len(eventIDs) > 0 {
+		q += " AND event_id IN (" + sqlcommon.Marks(len(eventIDs)) + ")"
+		args = append(args, sqlcommon.StringArgs(eventIDs)...)
+	}
+	n, err := s.exec(ctx, q, args...)
+	if err != nil {
+		return n, fmt.Errorf("mysql store: %s %s: %w", op, sc.Table, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,187 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
+)
+
+// Complete marks rows delivered, keeping each receipt. delivered_at and
+// available_at both get the database's now: available_at then orders
+// delivered rows for retention on the same index as the claim.
+func (s *Store) Complete(ctx context.Context, f store.Fence, ds []store.Delivery) ([]int64, error) {
+	ids := make([]int64, len(ds))
+	receipts := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i], receipts[i] = d.ID, d.Receipt.JSON()
+	}
+	set, args := perRow("receipt", ids, stringsToAny(receipts))
+	return s.fenced(ctx, "complete", f, ids, store.StatusDelivered,
+		"status = 'delivered', delivered_at = UTC_TIMESTAMP(6), available_at = UTC_TIMESTAMP(6), "+set, args)
+}
+
+// Retry puts rows back to pending, due after each one's backoff.
+func (s *Store) Retry(ctx context.Context, f store.Fence, fs []store.Failure) ([]int64, error) {
+	ids, errs, backoffs := failures(fs)
+	errSet, errArgs := perRow("last_error", ids, errs)
+	waitExpr, waitArgs := perRowExpr(ids, backoffs)
+	return s.fenced(ctx, "retry", f, ids, store.StatusPending,
+		"status = 'pending', available_at = UTC_TIMESTAMP(6) + INTERVAL "+waitExpr+" MICROSECOND, "+errSet,
+		append(waitArgs, errArgs...))
+}
+
+// Kill moves rows to dead, keeping the error; available_at records when.
+func (s *Store) Kill(ctx context.Context, f store.Fence, fs []store.Failure) ([]int64, error) {
+	ids, errs, _ := failures(fs)
+	set, args := perRow("last_error", ids, errs)
+	return s.fenced(ctx, "kill", f, ids, store.StatusDead, "status = 'dead', available_at = UTC_TIMESTAMP(6), "+set, args)
+}
+
+// Release puts rows back to pending at once, undoing the claim's attempt.
+func (s *Store) Release(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {
+	return s.fenced(ctx, "release", f, ids, store.StatusPending,
+		"status = 'pending', available_at = UTC_TIMESTAMP(6), attempts = GREATEST(attempts - 1, 0)", nil)
+}
+
+// Discard deletes stale rows instead of publishing them.
+func (s *Store) Discard(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {
+	return s.fenced(ctx, "discard", f, ids, "", "", nil)
+}
+
+// fenced changes the rows of ids that are still in flight under f.Token
+// (SET set, or DELETE when set is empty) and returns the others: their lease
+// was lost. One row needs one statement; for more, the rows changed are read
+// back in the same transaction, while it still holds their locks, so the
+// answer cannot be spoiled by a worker that claims them right after.
+func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int64, target store.Status, set string, setArgs []any) ([]int64, error) {
+	table, err := quote(f.Table)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	var q string
+	where := " WHERE id IN (" + sqlcommon.Marks(len(ids)) + ") AND lease_token = ? AND status = 'in_flight'"
+	if set == "" {
+		q = "DELETE FROM " + table + where
+	} else {
+		q = "UPDATE " + table + " SET " + set + where
+	}
+	args := append(append(setArgs, sqlcommon.Int64Args(ids)...), f.Token)
+	var lost []int64
+	run := func(ex execQuerier) error {
+		res, err := ex.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || int(n) == len(ids) {
+			lost = nil
+			return err
+		}
+		if len(ids) == 1 {
+			lost = ids
+			return nil
+		}
+		lost, err = changed(ctx, ex, table, ids, f.Token, target)
+		return err
+	}
+	if len(ids) == 1 {
+		err = retryLoop(ctx, func() error { return run(s.db) })
+	} else {
+		err = s.inTx(ctx, func(tx *sql.Tx) error { return run(tx) })
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mysql store: %s in %s: %w", op, f.Table, err)
+	}
+	return lost, nil
+}
+
+// execQuerier is what fenced needs from a pool or a transaction.
+type execQuerier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// changed returns the ids the fenced statement did not change: for an
+// update, those not now in target under token; for a delete, those still there.
+func changed(ctx context.Context, ex execQuerier, table string, ids []int64, token int64, target store.Status) ([]int64, error) {
+	q := "SELECT id FROM " + table + " WHERE id IN (" + sqlcommon.Marks(len(ids)) + ")"
+	args := sqlcommon.Int64Args(ids)
+	if target != "" {
+		q += " AND lease_token = ? AND status = ?"
+		args = append(args, token, string(target))
+	}
+	rows, err := ex.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var found []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		found = append(found, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if target == "" {
+		return found, nil // rows still present were not ours to delete
+	}
+	return sqlcommon.Missing(ids, found), nil
+}
+
+// perRow returns "col = <value per id>" and its arguments: a plain
+// placeholder when every row gets the same value, else a CASE on id.
+func perRow(col string, ids []int64, values []any) (string, []any) {
+	expr, args := perRowExpr(ids, values)
+	return col + " = " + expr, args
+}
+
+// perRowExpr returns an expression worth values[i] for row ids[i].
+func perRowExpr(ids []int64, values []any) (string, []any) {
+	if len(values) == 0 {
+		return "NULL", nil
+	}
+	same := true
+	for _, v := range values[1:] {
+		if v != values[0] {
+			same = false
+			break
+		}
+	}
+	if same {
+		return "?", []any{values[0]}
+	}
+	var b strings.Builder
+	args := make([]any, 0, 2*len(ids))
+	b.WriteString("CASE id")
+	for i, id := range ids {
+		b.WriteString(" WHEN ? THEN ?")
+		args = append(args, id, values[i])
+	}
+	b.WriteString(" END")
+	return b.String(), args
+}
+
+// failures splits fs into ids, trimmed error texts and backoffs in µs.
+func failures(fs []store.Failure) (ids []int64, errs, backoffs []any) {
+	ids = make([]int64, len(fs))
+	errs = make([]any, len(fs))
+	backoffs = make([]any, len(fs))
+	for i, f := range fs {
+		ids[i] = f.ID
+		errs[i] = sqlcommon.TrimError(f.Error)
+		backoffs[i] = sqlcommon.Micros(max(f.RetryIn, 0))
+	}
+	return ids, errs, backoffs
+}
+
+func stringsToAny(ss []string) []any { return sqlcommon.StringArgs(ss) }
+
+func retryLoop(ctx context.Context, f func() error) error { return sqlcommon.Retry(ctx, retryable, f) }

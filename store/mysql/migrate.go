@@ -1,0 +1,86 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// locksTable is the key of Herald's own tables in herald_migrations.
+const locksTable = "herald_locks"
+
+// migrateLock is the GET_LOCK name that serializes migrations across
+// processes (MySQL DDL commits implicitly, so a transaction cannot).
+const migrateLock = "herald_migrate"
+
+// Migrate creates or upgrades table and Herald's own tables to the latest
+// version. Concurrent callers (several relays starting at once) wait for
+// each other on a named lock; each version is applied once, recorded in
+// herald_migrations keyed by (table_name, version).
+func (s *Store) Migrate(ctx context.Context, table string) error {
+	if _, err := quote(table); err != nil {
+		return err
+	}
+	if err := CheckVersion(ctx, s.db); err != nil {
+		return err
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("mysql store: migrate: %w", err)
+	}
+	defer conn.Close()
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 60)", migrateLock).Scan(&got); err != nil || got.Int64 != 1 {
+		return fmt.Errorf("mysql store: migrate: could not take lock %s within 60s: %v", migrateLock, err)
+	}
+	// A fresh context: the lock must be released even if ctx was cancelled.
+	defer conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK(?)", migrateLock) //nolint:errcheck // the lock also ends with the session
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS herald_migrations (
+  table_name VARCHAR(64) NOT NULL,
+  version INT NOT NULL,
+  applied_at DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
+  PRIMARY KEY (table_name, version)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`); err != nil {
+		return fmt.Errorf("mysql store: migrate: %w", err)
+	}
+	if err := apply(ctx, conn, "herald", locksTable); err != nil {
+		return err
+	}
+	return apply(ctx, conn, "outbox", table)
+}
+
+// apply runs the migrations of kind for table that herald_migrations does
+// not list yet. Each statement is idempotent (IF NOT EXISTS), so a crash
+// between a DDL and its record only repeats harmless work.
+func apply(ctx context.Context, conn *sql.Conn, kind, table string) error {
+	ms, err := sqlcommon.LoadMigrations(migrationFiles, kind)
+	if err != nil {
+		return fmt.Errorf("mysql store: %w", err)
+	}
+	var current int
+	if err := conn.QueryRowContext(ctx,
+		"SELECT COALESCE(MAX(version), 0) FROM herald_migrations WHERE table_name = ?", table).Scan(&current); err != nil {
+		return fmt.Errorf("mysql store: migrate %s: %w", table, err)
+	}
+	for _, m := range ms {
+		if m.Version <= current {
+			continue
+		}
+		for _, stmt := range m.Statements(table) {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("mysql store: migrate %s to version %d: %w", table, m.Version, err)
+			}
+		}
+		if _, err := conn.ExecContext(ctx,
+			"INSERT INTO herald_migrations (table_name, version) VALUES (?, ?)", table, m.Version); err != nil {
+			return fmt.Errorf("mysql store: migrate %s: recording version %d: %w", table, m.Version, err)
+		}
+	}
+	return nil
+}

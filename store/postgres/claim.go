@@ -1,0 +1,216 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
+)
+
+// ErrBadClaim is returned for claim parameters that cannot work.
+var ErrBadClaim = errors.New("postgres store: bad claim parameters")
+
+// Claim leases up to p.Limit claimable rows in one short READ COMMITTED
+// transaction. Unordered lanes take one statement: lock candidates with FOR
+// UPDATE SKIP LOCKED, mark them in flight, return them. Ordered lanes lock
+// candidates first, drop those with an earlier unfinished row of their key
+// outside the batch (a plain read: rows other workers hold locked still
+// count), then mark the rest. Rows come back in id order.
+//
+// Expired leases and due pending rows are found by two index ranges, each
+// "status = ? AND available_at <= now() ORDER BY available_at, id", which
+// the (status, available_at, id) index serves without a sort.
+func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
+	table, err := quote(p.Table)
+	if err != nil {
+		return nil, err
+	}
+	if p.Limit <= 0 {
+		return nil, fmt.Errorf("%w: limit %d must be positive", ErrBadClaim, p.Limit)
+	}
+	if p.Lease <= 0 {
+		return nil, fmt.Errorf("%w: lease %v must be positive", ErrBadClaim, p.Lease)
+	}
+	var recs []store.Record
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if p.Ordered {
+			recs, err = claimOrdered(ctx, tx, table, p)
+		} else {
+			recs, err = claimUnordered(ctx, tx, table, p)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: claim from %s: %w", p.Table, err)
+	}
+	slices.SortFunc(recs, func(a, b store.Record) int { return cmp.Compare(a.ID, b.ID) })
+	return recs, nil
+}
+
+// candidates is a CTE "picked" of up to p.Limit locked claimable rows:
+// expired leases first, then due pending rows.
+func candidates(table string, p store.ClaimParams, extra string) (string, []any) {
+	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "r")
+	branch := func(status string) string {
+		return "SELECT r.id, r.tenant, r.partition_key FROM " + table + " r WHERE r.status = '" + status +
+			"' AND r.available_at <= now()" + scope + extra + " ORDER BY r.available_at, r.id LIMIT ? FOR UPDATE SKIP LOCKED"
+	}
+	q := "WITH expired AS (" + branch("in_flight") + "), ready AS (" + branch("pending") + `),
+picked AS (SELECT * FROM expired UNION ALL SELECT * FROM ready LIMIT ?)`
+	var args []any
+	args = append(append(args, scopeArgs...), p.Limit)
+	args = append(append(args, scopeArgs...), p.Limit)
+	return q, append(args, p.Limit)
+}
+
+// markSQL marks rows in flight under p's owner and token.
+const markSQL = `SET status = 'in_flight', lease_owner = ?, lease_token = ?, attempts = t.attempts + 1,
+  available_at = now() + ? * interval '1 microsecond'`
+
+func claimUnordered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams) ([]store.Record, error) {
+	cte, args := candidates(table, p, "")
+	q := cte + "\nUPDATE " + table + " t " + markSQL + " FROM picked WHERE t.id = picked.id RETURNING " +
+		recordColumns("t") + ", now()"
+	args = append(args, p.Owner, p.Token, sqlcommon.Micros(p.Lease))
+	rows, err := tx.QueryContext(ctx, sqlcommon.Rebind(q), args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanRecords(rows)
+}
+
+func claimOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams) ([]store.Record, error) {
+	cte, args := candidates(table, p, " AND (r.partition_key = '' OR NOT EXISTS ("+blockedByState(table, p.ParkOnDead)+"))")
+	rows, err := tx.QueryContext(ctx, sqlcommon.Rebind(cte+" SELECT id, tenant, partition_key FROM picked"), args...)
+	if err != nil {
+		return nil, err
+	}
+	cands, err := scanCandidates(rows)
+	if err != nil || len(cands) == 0 {
+		return nil, err
+	}
+	kept, err := keepOrdered(ctx, tx, table, p, cands)
+	if err != nil || len(kept) == 0 {
+		return nil, err
+	}
+	rows, err = tx.QueryContext(ctx, sqlcommon.Rebind("UPDATE "+table+" t "+markSQL+" WHERE t.id = ANY(?) RETURNING "+
+		recordColumns("t")+", now()"), p.Owner, p.Token, sqlcommon.Micros(p.Lease), kept)
+	if err != nil {
+		return nil, err
+	}
+	return scanRecords(rows)
+}
+
+// blockedByState is the ordered lanes' pre-filter: an earlier row of the
+// same key (and tenant) that cannot be claimed now (backing off, under a
+// live lease, or dead when parking). It reads the statement's snapshot, not
+// through SKIP LOCKED, so rows other workers hold locked still count; it is
+// not the whole rule (see keepOrdered). Like the rest of the ordering rule it
+// ignores the lane's type filters: a key's order holds across the table.
+func blockedByState(table string, park bool) string {
+	// The status IN term repeats the key_order index's WHERE so that the
+	// planner can use that partial index.
+	cond := "e.status IN ('pending', 'in_flight', 'dead') AND e.status <> 'dead' AND e.available_at > now()"
+	if park {
+		cond = "e.status IN ('pending', 'in_flight', 'dead') AND (e.status = 'dead' OR e.available_at > now())"
+	}
+	return "SELECT 1 FROM " + table + ` e WHERE e.partition_key = r.partition_key AND e.tenant = r.tenant
+  AND e.id < r.id AND ` + cond
+}
+
+// keepOrdered returns the candidates that have no earlier unfinished row of
+// their key outside this batch: such a row is claimable but locked by
+// another worker (SKIP LOCKED passed over it) or was cut by the limit, and
+// the later row must wait for it.
+func keepOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams, cands []sqlcommon.Candidate) ([]int64, error) {
+	keys, maxID := sqlcommon.Keys(cands)
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	if len(keys) == 0 {
+		return ids, nil
+	}
+	statuses := []string{"pending", "in_flight"}
+	if p.ParkOnDead {
+		statuses = append(statuses, "dead")
+	}
+	rows, err := tx.QueryContext(ctx, sqlcommon.Rebind(`SELECT tenant, partition_key, MIN(id) FROM `+table+`
+WHERE partition_key = ANY(?) AND status IN ('pending', 'in_flight', 'dead') AND status = ANY(?)
+  AND id < ? AND NOT (id = ANY(?)) GROUP BY tenant, partition_key`), keys, statuses, maxID, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	blockers := map[string]int64{}
+	for rows.Next() {
+		var tenant, key string
+		var id int64
+		if err := rows.Scan(&tenant, &key, &id); err != nil {
+			return nil, err
+		}
+		blockers[sqlcommon.OrderKey(tenant, key)] = id
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return sqlcommon.KeepOrdered(cands, blockers), nil
+}
+
+func scanCandidates(rows *sql.Rows) ([]sqlcommon.Candidate, error) {
+	defer rows.Close()
+	var cands []sqlcommon.Candidate
+	for rows.Next() {
+		var c sqlcommon.Candidate
+		if err := rows.Scan(&c.ID, &c.Tenant, &c.Key); err != nil {
+			return nil, err
+		}
+		cands = append(cands, c)
+	}
+	return cands, rows.Err()
+}
+
+// recordColumns lists the columns scanRecords reads, qualified by alias.
+func recordColumns(alias string) string {
+	cols := []string{"id", "event_id", "tenant", "topic", "event_type", "partition_key", "headers", "payload",
+		"status", "attempts", "last_error", "created_at", "available_at", "delivered_at", "receipt", "lease_owner"}
+	out := ""
+	for i, c := range cols {
+		if i > 0 {
+			out += ", "
+		}
+		if alias != "" {
+			out += alias + "."
+		}
+		out += c
+	}
+	return out
+}
+
+// scanRecords reads rows of recordColumns plus the database's now(), and
+// closes rows.
+func scanRecords(rows *sql.Rows) ([]store.Record, error) {
+	defer rows.Close()
+	var recs []store.Record
+	for rows.Next() {
+		var r store.Record
+		var headers, status string
+		var delivered sql.NullTime
+		var receipt sql.NullString
+		var now time.Time
+		if err := rows.Scan(&r.ID, &r.Event.ID, &r.Event.Tenant, &r.Event.Topic, &r.Event.Type,
+			&r.Event.PartitionKey, &headers, &r.Event.Payload, &status, &r.Attempts, &r.LastError,
+			&r.Event.CreatedAt, &r.AvailableAt, &delivered, &receipt, &r.LeaseOwner, &now); err != nil {
+			return nil, err
+		}
+		sqlcommon.Finish(&r, status, headers, delivered, receipt, now)
+		recs = append(recs, r)
+	}
+	return recs, rows.Err()
+}

@@ -1,0 +1,106 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
+)
+
+// fenceWhere limits a fenced change to rows still in flight under the
+// claim's token; the ? is the token.
+const fenceWhere = " AND t.lease_token = ? AND t.status = 'in_flight' RETURNING t.id"
+
+// Complete marks rows delivered, keeping each receipt. delivered_at and
+// available_at both get now(): available_at then orders finished rows for
+// retention on the done index.
+func (s *Store) Complete(ctx context.Context, f store.Fence, ds []store.Delivery) ([]int64, error) {
+	ids := make([]int64, len(ds))
+	receipts := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i], receipts[i] = d.ID, d.Receipt.JSON()
+	}
+	return s.fenced(ctx, "complete", f, ids, `UPDATE {{T}} t SET status = 'delivered', delivered_at = now(),
+  available_at = now(), receipt = v.receipt
+FROM unnest(?::bigint[], ?::text[]) AS v(id, receipt) WHERE t.id = v.id`, ids, receipts)
+}
+
+// Retry puts rows back to pending, due after each one's backoff.
+func (s *Store) Retry(ctx context.Context, f store.Fence, fs []store.Failure) ([]int64, error) {
+	ids, errs, waits := failures(fs)
+	return s.fenced(ctx, "retry", f, ids, `UPDATE {{T}} t SET status = 'pending',
+  available_at = now() + v.wait * interval '1 microsecond', last_error = v.error
+FROM unnest(?::bigint[], ?::text[], ?::bigint[]) AS v(id, error, wait) WHERE t.id = v.id`, ids, errs, waits)
+}
+
+// Kill moves rows to dead, keeping the error; available_at records when.
+func (s *Store) Kill(ctx context.Context, f store.Fence, fs []store.Failure) ([]int64, error) {
+	ids, errs, _ := failures(fs)
+	return s.fenced(ctx, "kill", f, ids, `UPDATE {{T}} t SET status = 'dead', available_at = now(), last_error = v.error
+FROM unnest(?::bigint[], ?::text[]) AS v(id, error) WHERE t.id = v.id`, ids, errs)
+}
+
+// Release puts rows back to pending at once, undoing the claim's attempt.
+func (s *Store) Release(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {
+	return s.fenced(ctx, "release", f, ids, `UPDATE {{T}} t SET status = 'pending', available_at = now(),
+  attempts = GREATEST(t.attempts - 1, 0) WHERE t.id = ANY(?)`, ids)
+}
+
+// Discard deletes stale rows instead of publishing them.
+func (s *Store) Discard(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {
+	return s.fenced(ctx, "discard", f, ids, `DELETE FROM {{T}} t WHERE t.id = ANY(?)`, ids)
+}
+
+// fenced runs one statement (head, then the fence condition) that changes
+// only rows still in flight under f.Token, and returns the ids of ids it
+// did not change: their lease was lost. RETURNING names the changed rows,
+// so one statement is the whole answer.
+func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int64, head string, args ...any) ([]int64, error) {
+	table, err := quote(f.Table)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	q := sqlcommon.Rebind(sqlcommon.ReplaceTable(head, table) + fenceWhere)
+	args = append(args, f.Token)
+	var done []int64
+	err = retryLoop(ctx, func() error {
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		done, err = scanIDs(rows)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: %s in %s: %w", op, f.Table, err)
+	}
+	return sqlcommon.Missing(ids, done), nil
+}
+
+func scanIDs(rows *sql.Rows) ([]int64, error) {
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// failures splits fs into ids, trimmed error texts and backoffs in µs.
+func failures(fs []store.Failure) (ids []int64, errs []string, waits []int64) {
+	ids = make([]int64, len(fs))
+	errs = make([]string, len(fs))
+	waits = make([]int64, len(fs))
+	for i, f := range fs {
+		ids[i] = f.ID
+		errs[i] = sqlcommon.TrimError(f.Error)
+		waits[i] = sqlcommon.Micros(max(f.RetryIn, 0))
+	}
+	return ids, errs, waits
+}

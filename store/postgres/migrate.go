@@ -1,0 +1,84 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// locksTable is the key of Herald's own tables in herald_migrations.
+const locksTable = "herald_locks"
+
+// migrateLockKey is the advisory lock that serializes migrations across
+// processes ("herald" in ASCII). PostgreSQL DDL is transactional, so the
+// lock is the transaction's own and ends with it.
+const migrateLockKey = 0x68657261_6c64
+
+// Migrate creates or upgrades table and Herald's own tables to the latest
+// version, in one transaction that holds an advisory lock: concurrent
+// callers wait, and the later ones find the work done. Each version is
+// recorded in herald_migrations keyed by (table_name, version).
+func (s *Store) Migrate(ctx context.Context, table string) error {
+	if _, err := quote(table); err != nil {
+		return err
+	}
+	if err := CheckVersion(ctx, s.db); err != nil {
+		return err
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLockKey)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS herald_migrations (
+  table_name TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  PRIMARY KEY (table_name, version)
+)`); err != nil {
+			return err
+		}
+		if err := apply(ctx, tx, "herald", locksTable); err != nil {
+			return err
+		}
+		return apply(ctx, tx, "outbox", table)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres store: migrate %s: %w", table, err)
+	}
+	return nil
+}
+
+// apply runs the migrations of kind for table that herald_migrations does
+// not list yet.
+func apply(ctx context.Context, tx *sql.Tx, kind, table string) error {
+	ms, err := sqlcommon.LoadMigrations(migrationFiles, kind)
+	if err != nil {
+		return err
+	}
+	var current int
+	if err := tx.QueryRowContext(ctx,
+		"SELECT COALESCE(MAX(version), 0) FROM herald_migrations WHERE table_name = $1", table).Scan(&current); err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Version <= current {
+			continue
+		}
+		for _, stmt := range m.Statements(table) {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("version %d: %w", m.Version, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx,
+			"INSERT INTO herald_migrations (table_name, version) VALUES ($1, $2)", table, m.Version); err != nil {
+			return fmt.Errorf("recording version %d: %w", m.Version, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+// Package postgres is Herald's store for PostgreSQL 13 and later, on pgx v5
+// through its database/sql driver.
+//
+// Every time is a timestamptz from the database clock (now()) in the
+// statement that uses it. Claims run in short READ COMMITTED transactions
+// with FOR UPDATE SKIP LOCKED and never stay open across a publish;
+// serialization failures (40001) and deadlocks (40P01) are retried. The
+// store implements store.Waker: relays LISTEN on herald.NotifyChannel(table),
+// which herald.Outbox.Enqueue (and Enqueue here, for pgx transactions)
+// notifies inside the enqueuing transaction.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
+)
+
+// Options tunes the pool that Open creates.
+type Options struct {
+	// MaxOpenConns caps the pool. Defaults to 20.
+	MaxOpenConns int
+}
+
+// Store is a store.Store (and store.Waker) on PostgreSQL. It is safe for
+// concurrent use.
+type Store struct {
+	db    *sql.DB
+	owned bool
+}
+
+var (
+	_ store.Store = (*Store)(nil)
+	_ store.Waker = (*Store)(nil)
+)
+
+// Open connects to dsn (a postgres:// URL or key=value string), checks the
+// server version and returns a Store that owns its pool.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: bad DSN: %w", dsnError(err))
+	}
+	db := stdlib.OpenDB(*cfg)
+	if opts.MaxOpenConns <= 0 {
+		opts.MaxOpenConns = 20
+	}
+	db.SetMaxOpenConns(opts.MaxOpenConns)
+	db.SetMaxIdleConns(opts.MaxOpenConns)
+	if err := CheckVersion(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{db: db, owned: true}, nil
+}
+
+// dsnError keeps the reason of a DSN parse error but not the DSN itself,
+// which may hold a password (pgx redacts most, not every, malformed form).
+func dsnError(err error) error {
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) && pe.Unwrap() != nil {
+		return pe.Unwrap()
+	}
+	if errors.As(err, &pe) {
+		return errors.New("cannot parse the connection string")
+	}
+	return err
+}
+
+// New returns a Store on a pool the caller opened with the pgx stdlib
+// driver ("pgx") and keeps: Close leaves it open. Migrate checks the
+// server version.
+func New(db *sql.DB) *Store { return &Store{db: db} }
+
+// Dialect returns herald.Postgres.
+func (s *Store) Dialect() herald.Dialect { return herald.Postgres }
+
+// DB returns the pool, for callers that enqueue in their own transactions.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close closes the pool if Open created it.
+func (s *Store) Close() error {
+	if s.owned {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// ErrUnsupportedVersion is returned for servers older than PostgreSQL 13.
+var ErrUnsupportedVersion = errors.New("postgres store: unsupported server version")
+
+// CheckVersion refuses servers older than PostgreSQL 13 (the table's
+// event_id default uses gen_random_uuid, built in from 13).
+func CheckVersion(ctx context.Context, db *sql.DB) error {
+	var num int
+	if err := db.QueryRowContext(ctx, "SELECT current_setting('server_version_num')::int").Scan(&num); err != nil {
+		return fmt.Errorf("postgres store: reading the server version: %w", err)
+	}
+	if num < 130000 {
+		return fmt.Errorf("%w: %d; Herald needs PostgreSQL 13 or later", ErrUnsupportedVersion, num)
+	}
+	return nil
+}
+
+// retryable reports a serialization failure (40001) or a deadlock (40P01):
+// the transaction was rolled back and running it again is safe.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+func retryLoop(ctx context.Context, f func() error) error { return sqlcommon.Retry(ctx, retryable, f) }
+
+// quote returns table as a PostgreSQL identifier after validating it.
+func quote(table string) (string, error) {
+	if err := herald.ValidateIdentifier(table); err != nil {
+		return "", fmt.Errorf("postgres store: table: %w", err)
+	}
+	return `"` + table + `"`, nil
+}
+
+// inTx runs f in a READ COMMITTED transaction, retrying conflicts.
+func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
+	return retryLoop(ctx, func() error {
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		if err != nil {
+			return err
+		}
+		if err := f(tx); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+}
