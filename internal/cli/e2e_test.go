@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Rule: on a fresh directory with no config, `herald enqueue`, `herald run`
+// and `herald status --json` deliver events end to end to the embedded NATS
+// server, which other programs can read on loopback.
+func TestEmbeddedDefaultsEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 3 {
+		code, out := runChildSync(t, dir, "enqueue", "--topic", "wallet", "--type", "GiftSent",
+			"--key", "u1", "--payload", fmt.Sprintf(`{"n":%d}`, i))
+		if code != 0 {
+			t.Fatalf("enqueue: exit %d: %s", code, out)
+		}
+	}
+	run := startChild(t, dir, "run")
+	waitFor(t, 60*time.Second, "3 delivered", func() bool {
+		code, out := runChildSync(t, dir, "status", "--json")
+		return code == 0 && strings.Contains(out, `"delivered":3`)
+	})
+	if !strings.Contains(run.stderr.String(), "embedded NATS JetStream at nats://127.0.0.1:4233") {
+		t.Fatalf("herald run must say where the embedded server listens:\n%s", run.stderr.String())
+	}
+	msgs := readStream(t, "nats://127.0.0.1:4233", "HERALD", 3)
+	for i, m := range msgs {
+		if m.Subject != "herald.wallet" || m.Header.Get("ce-type") != "GiftSent" || string(m.Data) != fmt.Sprintf(`{"n":%d}`, i) {
+			t.Fatalf("message %d = %s %v %s", i, m.Subject, m.Header, m.Data)
+		}
+	}
+	run.terminate(t)
+}
+
+// readStream reads n messages from the start of stream.
+func readStream(t *testing.T, url, stream string, n int) []*natsgo.Msg {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc, err := natsgo.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []*natsgo.Msg
+	for len(msgs) < n {
+		batch, err := cons.Fetch(min(n-len(msgs), 500), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for m := range batch.Messages() {
+			got++
+			msgs = append(msgs, &natsgo.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+		}
+		if err := batch.Error(); err != nil && got == 0 {
+			t.Fatalf("reading stream %s after %d messages: %v", stream, len(msgs), err)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("stream %s has %d messages, want %d", stream, len(msgs), n)
+		}
+	}
+	return msgs
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
