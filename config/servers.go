@@ -2,13 +2,18 @@ package config
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/mysql"
+	"github.com/heraldhq/herald/store/postgres"
 )
 
-// openServerStore opens a MySQL/MariaDB or PostgreSQL store.
+// openServerStore opens a MySQL/MariaDB or PostgreSQL store. Their errors
+// never repeat the DSN, so no password reaches a log.
 func openServerStore(ctx context.Context, d herald.Dialect, dsn string) (store.Store, error) {
-	return nil, fmt.Errorf("%w: store.driver: %s is not wired yet", ErrInvalid, d)
+	if d == herald.MySQL {
+		return mysql.Open(ctx, dsn, mysql.Options{})
+	}
+	return postgres.Open(ctx, dsn, postgres.Options{})
 }

@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // env is one test's SQLite store, outbox table and in-memory broker.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	store store.Store
 	ob    *herald.Outbox
 	pub   *memory.Publisher
@@ -32,8 +32,13 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvTB(t, filepath.Join(t.TempDir(), "herald.db"))
+}
+
+func newEnvTB(t testing.TB, path string) *env {
+	t.Helper()
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"), sqlite.Options{SynchronousNormal: true})
+	s, err := sqlite.Open(ctx, path, sqlite.Options{SynchronousNormal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,17 +98,27 @@ type running struct {
 	stats  []BatchStats
 }
 
-// start runs a relay over lanes until the test ends (or stop is called).
+// start runs a relay over lanes until the test ends (or stop is called),
+// keeping every batch's stats.
 func (e *env) start(lanes ...Lane) *running {
 	e.t.Helper()
 	r := &running{done: make(chan error, 1)}
-	rl, err := New(Config{Store: e.store, Lanes: lanes, Node: "test",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Observer: ObserverFunc(func(s BatchStats) {
-			r.mu.Lock()
-			r.stats = append(r.stats, s)
-			r.mu.Unlock()
-		})})
+	return e.run(r, Config{Lanes: lanes, Observer: ObserverFunc(func(s BatchStats) {
+		r.mu.Lock()
+		r.stats = append(r.stats, s)
+		r.mu.Unlock()
+	})})
+}
+
+// startWith runs a relay configured by cfg over the env's store.
+func (e *env) startWith(cfg Config) *running {
+	return e.run(&running{done: make(chan error, 1)}, cfg)
+}
+
+func (e *env) run(r *running, cfg Config) *running {
+	cfg.Store, cfg.Node = e.store, "test"
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	rl, err := New(cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
