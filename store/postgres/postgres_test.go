@@ -11,6 +11,7 @@ import (
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/dbtest"
 	"github.com/heraldhq/herald/store/postgres"
+	"github.com/heraldhq/herald/store/storetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -23,11 +24,14 @@ func open(t *testing.T) (*postgres.Store, string) {
 	if err := s.Migrate(context.Background(), table); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	t.Cleanup(func() { _, _ = s.DB().Exec(`DROP TABLE IF EXISTS "` + table + `"`) })
+	t.Cleanup(func() {
+		_, _ = s.DB().Exec(`DROP TABLE IF EXISTS "` + table + `"`)
+		_, _ = s.DB().Exec("DELETE FROM herald_migrations WHERE table_name = $1", table)
+	})
 	return s, table
 }
 
-func openStore(t *testing.T) *postgres.Store {
+func openStore(t testing.TB) *postgres.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -55,6 +59,14 @@ func enqueue(t *testing.T, s store.Store, table string, evs ...herald.Event) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(tb testing.TB) store.Store { return openStore(tb) })
+}
+
+func BenchmarkStore(b *testing.B) {
+	storetest.Bench(b, func(tb testing.TB) store.Store { return openStore(tb) })
 }
 
 func TestClaimComplete(t *testing.T) {
