@@ -38,6 +38,7 @@ type Publisher struct {
 
 // Line is one message as written.
 type Line struct {
+	SpecVersion   string            `json:"specversion"`
 	ID            string            `json:"id"`
 	Type          string            `json:"type"`
 	Source        string            `json:"source"`
@@ -59,7 +60,10 @@ func New(cfg Config) *Publisher {
 	if cfg.Source == "" {
 		cfg.Source = broker.DefaultSource
 	}
-	return &Publisher{cfg: cfg, enc: json.NewEncoder(cfg.Writer)}
+	enc := json.NewEncoder(cfg.Writer)
+	// Keep JSON payloads as written: no \u003c for '<' and the like.
+	enc.SetEscapeHTML(false)
+	return &Publisher{cfg: cfg, enc: enc}
 }
 
 // Publish writes one line per message, in order. A write error fails that
@@ -92,7 +96,7 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 
 func (p *Publisher) line(m broker.Message) Line {
 	ev := m.Event
-	l := Line{ID: ev.ID, Type: ev.Type, Source: p.cfg.Source, Subject: ev.PartitionKey, Tenant: ev.Tenant,
+	l := Line{SpecVersion: broker.SpecVersion, ID: ev.ID, Type: ev.Type, Source: p.cfg.Source, Subject: ev.PartitionKey, Tenant: ev.Tenant,
 		Topic: ev.Topic, Destination: m.Destination, Time: ev.CreatedAt.UTC(), Headers: ev.Headers}
 	if json.Valid(ev.Payload) {
 		l.Payload = ev.Payload
@@ -100,6 +104,11 @@ func (p *Publisher) line(m broker.Message) Line {
 		l.PayloadBase64 = ev.Payload
 	}
 	return l
+}
+
+// Guarantees: lines are written in publish order; nothing is deduped.
+func (p *Publisher) Guarantees() broker.Guarantees {
+	return broker.Guarantees{KeyOrder: true}
 }
 
 // Close makes later publishes fail; there is nothing to flush.
