@@ -1,0 +1,42 @@
+package broker
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald"
+)
+
+func TestTemplateRendersEveryPlaceholder(t *testing.T) {
+	tpl := MustParseTemplate("{tenant}.{topic}.{event_type}.{partition_key}")
+	ev := herald.Event{Tenant: "app1", Topic: "wallet", Type: "GiftDebited", PartitionKey: "u1"}
+	if got := tpl.Render(ev); got != "app1.wallet.GiftDebited.u1" {
+		t.Fatalf("Render = %q", got)
+	}
+	if got := MustParseTemplate("fixed").Render(ev); got != "fixed" {
+		t.Fatalf("a constant template rendered %q", got)
+	}
+}
+
+func TestTemplateErrorsNameTheProblem(t *testing.T) {
+	for tpl, want := range map[string]string{
+		"":           "empty",
+		"a.{colour}": "unknown placeholder {colour}",
+		"a.{topic":   "unclosed",
+		"a}.b":       "without '{'",
+	} {
+		if _, err := ParseTemplate(tpl); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseTemplate(%q) = %v; want an error mentioning %q", tpl, err, want)
+		}
+	}
+}
+
+func TestHeadersFollowCloudEventsBinding(t *testing.T) {
+	m := Message{Event: herald.Event{ID: "e1", Type: "T", Tenant: "app1", PartitionKey: "k", Topic: "top",
+		Headers: map[string]string{"traceparent": "00-x", "ce-id": "spoofed"}}}
+	h := Headers(m, "ce-", "")
+	if h["ce-id"] != "e1" || h["ce-type"] != "T" || h["ce-source"] != DefaultSource || h["ce-subject"] != "k" ||
+		h["ce-tenant"] != "app1" || h["ce-specversion"] != "1.0" || h["traceparent"] != "00-x" {
+		t.Fatalf("headers = %v", h)
+	}
+}
