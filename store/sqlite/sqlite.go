@@ -74,6 +74,10 @@ type Store struct {
 // already present in dsn win. It pings the database before returning.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
+	if dsn == "" || dsn == ":memory:" || strings.Contains(dsn, "mode=memory") {
+		// Each pooled connection would see its own empty database.
+		return nil, fmt.Errorf("sqlite: open %q: an in-memory database is not supported; name a file", dsn)
+	}
 	db, err := sql.Open("sqlite", withParams(dsn, opts))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w", err)
@@ -147,6 +151,9 @@ func (s *Store) Close() error {
 // write runs fn holding the store's write slot, so the store's own writes
 // queue in Go instead of in SQLite's sleeping busy handler.
 func (s *Store) write(ctx context.Context, fn func() error) error {
+	if s.writer == nil {
+		return fn()
+	}
 	select {
 	case s.writer <- struct{}{}:
 	case <-ctx.Done():

@@ -105,3 +105,55 @@ func TestInvalidTable(t *testing.T) {
 		t.Error("Migrate accepted an invalid table name")
 	}
 }
+
+// BenchmarkWriteQueue compares the store's in-process write queue with
+// letting SQLite's busy handler arbitrate between concurrent claimers.
+func BenchmarkWriteQueue(b *testing.B) {
+	for _, queue := range []bool{true, false} {
+		name := map[bool]string{true: "queue", false: "busy_handler"}[queue]
+		b.Run(name, func(b *testing.B) {
+			s := opener(b, sqlite.Options{})(b).(*sqlite.Store)
+			if !queue {
+				sqlite.DisableWriteQueue(s)
+			}
+			storetest.BenchParallel(b, s, 4, 100)
+		})
+	}
+}
+
+func TestOpenRejectsMemory(t *testing.T) {
+	for _, dsn := range []string{"", ":memory:", "file:x?mode=memory&cache=shared"} {
+		if s, err := sqlite.Open(context.Background(), dsn, sqlite.Options{}); err == nil {
+			s.Close()
+			t.Errorf("Open(%q) succeeded; an in-memory database cannot be shared by the pool", dsn)
+		}
+	}
+}
+
+// TestOpenKeepsCallerSettings checks that settings in the DSN win over
+// Open's defaults.
+func TestOpenKeepsCallerSettings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.db")
+	s, err := sqlite.Open(context.Background(), "file:"+path+"?_pragma=synchronous(OFF)", sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var mode int
+	if err := s.DB().QueryRow("PRAGMA synchronous").Scan(&mode); err != nil || mode != 0 {
+		t.Errorf("synchronous = %d (%v), want the DSN's OFF (0)", mode, err)
+	}
+}
+
+// TestNewLeavesPoolOpen checks that a Store from New does not close the
+// caller's pool.
+func TestNewLeavesPoolOpen(t *testing.T) {
+	owned := opener(t, sqlite.Options{})(t)
+	s := sqlite.New(owned.DB())
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := owned.DB().Ping(); err != nil {
+		t.Errorf("pool closed by a Store from New: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,14 +12,18 @@ import (
 )
 
 // Bench measures the relay's hot path, claim + Complete, with batches of
-// 1, 100 and 1000 rows (the claim's Limit) of 1 KiB events, and reports
-// events/s. open is as for Run; the benchmark calls it once per size.
+// 1, 100 and 1000 rows (the claim's Limit) of 1 KiB events, then four
+// workers on one store claiming batches of 100, and reports events/s. open
+// is as for Run; the benchmark calls it once per case.
 func Bench(b *testing.B, open Opener) {
 	for _, size := range []int{1, 100, 1000} {
 		b.Run(fmt.Sprintf("ClaimComplete/batch=%d", size), func(b *testing.B) {
 			benchClaimComplete(b, open(b), size)
 		})
 	}
+	b.Run("ClaimCompleteParallel/workers=4/batch=100", func(b *testing.B) {
+		BenchParallel(b, open(b), 4, 100)
+	})
 }
 
 func benchClaimComplete(b *testing.B, s store.Store, size int) {
@@ -79,4 +84,45 @@ func fill(b *testing.B, s store.Store, table string, n int) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchParallel measures claim + Complete by workers goroutines sharing s,
+// each claiming batches of size, and reports events/s.
+func BenchParallel(b *testing.B, s store.Store, workers, size int) {
+	ctx := context.Background()
+	table := randomName("herald_b")
+	if err := s.Migrate(ctx, table); err != nil {
+		b.Fatal(err)
+	}
+	fill(b, s, table, b.N)
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			c := newClaimer(fmt.Sprintf("bench-%d", w))
+			p := store.ClaimParams{Scope: store.Scope{Table: table}, Owner: c.owner, Token: c.token,
+				Lease: time.Minute, Limit: size}
+			f := store.Fence{Table: table, Token: c.token}
+			for {
+				recs, err := s.Claim(ctx, p)
+				if err != nil || len(recs) == 0 {
+					if err != nil {
+						b.Error(err)
+					}
+					return
+				}
+				ds := make([]store.Delivery, len(recs))
+				for i, r := range recs {
+					ds[i] = store.Delivery{ID: r.ID}
+				}
+				if lost, err := s.Complete(ctx, f, ds); err != nil || len(lost) > 0 {
+					b.Errorf("complete: lost %v err %v", lost, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
 }
