@@ -193,7 +193,7 @@ func classify(m broker.Message, err error) error {
 type gather struct {
 	mu       sync.Mutex
 	results  []broker.Result
-	isSet     []bool
+	isSet    []bool
 	left     int
 	done     chan struct{}
 	returned bool

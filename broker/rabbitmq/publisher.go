@@ -1,0 +1,207 @@
+// Package rabbitmq publishes events to RabbitMQ (AMQP 0-9-1) with publisher
+// confirms.
+//
+// # The message
+//
+// Every message goes to Config.Exchange with the message's Destination (the
+// lane's template) as the routing key. The body is the payload; message-id
+// is the event id; type is the event type; timestamp is the event's
+// creation time; content-type is the event's "content-type" header. The
+// CloudEvents attributes travel in the headers table with the JMS-safe AMQP
+// binding prefix "cloudEvents_" (cloudEvents_id, cloudEvents_type, ...),
+// beside the user headers (trace context included). Delivery mode is
+// persistent unless Config.Transient.
+//
+// # Confirms and errors
+//
+// The channel is in confirm mode and messages are mandatory: a message is
+// delivered once the broker acks it; one no queue is bound for comes back
+// as ErrUnroutable (retryable: RabbitMQ would otherwise confirm and drop
+// it); a nack is ErrNacked (retryable). A message unconfirmed when the
+// batch deadline passes or the channel drops is ambiguous. For "acked"
+// to mean "on disk", publish to durable queues (quorum queues preferably).
+//
+// # Reconnecting
+//
+// One connection with one channel serves all batches. When it drops, the
+// next Publish dials again (bounded by its context); until the broker is
+// back, messages fail with retryable errors.
+package rabbitmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/broker/internal/keyed"
+	"github.com/heraldhq/herald/store"
+)
+
+// HeaderPrefix is the CloudEvents AMQP binding prefix in its JMS-safe form.
+const HeaderPrefix = "cloudEvents_"
+
+// ErrClosed is returned for messages published after Close.
+var ErrClosed = errors.New("rabbitmq: publisher is closed")
+
+// Publisher publishes events to one exchange. It is safe for concurrent use.
+type Publisher struct {
+	cfg    Config
+	mu     sync.Mutex // guards sess and closed; held while dialing
+	sess   *session
+	closed bool
+}
+
+var (
+	_ broker.Publisher = (*Publisher)(nil)
+	_ broker.Limiter   = (*Publisher)(nil)
+)
+
+// New checks cfg and connects within ctx; the exchange must exist.
+func New(ctx context.Context, cfg Config) (*Publisher, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s, err := dial(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Publisher{cfg: cfg, sess: s}, nil
+}
+
+// Guarantees: one channel publishes in order, so a queue holds a key's
+// messages in publish order; RabbitMQ has no dedupe.
+func (p *Publisher) Guarantees() broker.Guarantees { return broker.Guarantees{KeyOrder: true} }
+
+// MaxPayload implements broker.Limiter.
+func (p *Publisher) MaxPayload() int { return p.cfg.MaxPayload }
+
+// Close closes the connection. Publish after Close fails with ErrClosed.
+func (p *Publisher) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	if p.sess == nil {
+		return nil
+	}
+	err := p.sess.close()
+	p.sess = nil
+	return err
+}
+
+// session returns a live session, dialing a new one if the last dropped.
+func (p *Publisher) session(ctx context.Context) (*session, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, ErrClosed
+	}
+	if p.sess != nil && !p.sess.dead.Load() {
+		return p.sess, nil
+	}
+	if p.sess != nil {
+		_ = p.sess.close()
+		p.sess = nil
+	}
+	s, err := dial(ctx, p.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("not sent: %w", err)
+	}
+	p.sess = s
+	return s, nil
+}
+
+// Publish sends every message and waits for the confirms; one result per
+// message, in order, by ctx's deadline.
+func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker.Result {
+	results := make([]broker.Result, len(msgs))
+	if len(msgs) == 0 {
+		return results
+	}
+	s, err := p.session(ctx)
+	if err != nil {
+		for i := range results {
+			results[i].Err = err
+		}
+		return results
+	}
+	waiters := make([]*waiter, len(msgs))
+	failedKeys := map[string]bool{}
+	for i, m := range msgs {
+		key := m.Event.PartitionKey
+		if key != "" && failedKeys[key] {
+			results[i].Err = keyed.ErrEarlierFailed
+			continue
+		}
+		waiters[i], results[i].Err = p.send(ctx, s, m)
+		if results[i].Err != nil {
+			failedKeys[key] = key != ""
+		}
+	}
+	for i, w := range waiters {
+		if w == nil {
+			continue
+		}
+		select {
+		case <-w.done:
+			results[i] = broker.Result{Err: w.err}
+			if w.err == nil {
+				results[i].Receipt = store.Receipt{MessageID: msgs[i].Event.ID}
+			}
+		case <-ctx.Done():
+			results[i].Err = herald.Ambiguous(fmt.Errorf("rabbitmq: no confirm by the deadline: %w", context.Cause(ctx)))
+		}
+	}
+	return results
+}
+
+// send maps and publishes one message.
+func (p *Publisher) send(ctx context.Context, s *session, m broker.Message) (*waiter, error) {
+	msg, err := p.publishing(m)
+	if err != nil {
+		return nil, herald.Permanent(err)
+	}
+	return s.publish(ctx, p.cfg.Exchange, m.Destination, !p.cfg.AllowUnroutable, msg)
+}
+
+// publishing maps a message to an AMQP publishing, or says why it never
+// could be sent.
+func (p *Publisher) publishing(m broker.Message) (amqp.Publishing, error) {
+	ev := m.Event
+	if len(ev.Payload) > p.cfg.MaxPayload {
+		return amqp.Publishing{}, fmt.Errorf("%w: rabbitmq: event %s: payload is %d bytes, the limit (max_payload) is %d",
+			herald.ErrPayloadTooLarge, ev.ID, len(ev.Payload), p.cfg.MaxPayload)
+	}
+	if len(m.Destination) > 255 {
+		return amqp.Publishing{}, fmt.Errorf("rabbitmq: event %s: routing key (destination) is %d bytes, AMQP allows 255", ev.ID, len(m.Destination))
+	}
+	headers := amqp.Table{}
+	msg := amqp.Publishing{
+		MessageId:    ev.ID,
+		Type:         ev.Type,
+		Timestamp:    ev.CreatedAt,
+		DeliveryMode: amqp.Persistent,
+		Body:         ev.Payload,
+		Headers:      headers,
+	}
+	if p.cfg.Transient {
+		msg.DeliveryMode = amqp.Transient
+	}
+	for k, v := range broker.Headers(m, HeaderPrefix, p.cfg.Source) {
+		if strings.EqualFold(k, "content-type") {
+			msg.ContentType = v
+			continue
+		}
+		headers[k] = v
+	}
+	return msg, nil
+}
