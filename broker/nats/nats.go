@@ -149,12 +149,12 @@ type Publisher struct {
 	js  jetstream.JetStream
 
 	// ready is set once the stream is known to exist (CreateStream only).
-	ready    atomic.Bool
-	readyMu  sync.Mutex // one ensureStream at a time
-	window   atomic.Int64
-	maxSeen  atomic.Int64 // last max_payload the server announced
-	closed   atomic.Bool
-	closeErr sync.Once
+	ready     atomic.Bool
+	readyMu   sync.Mutex // one ensureStream at a time
+	window    atomic.Int64
+	maxSeen   atomic.Int64 // last max_payload the server announced
+	closed    atomic.Bool
+	closeOnce sync.Once
 }
 
 var (
@@ -167,9 +167,6 @@ var (
 // stream is created or checked on the first Publish that finds the server.
 func New(ctx context.Context, cfg Config) (*Publisher, error) {
 	cfg = cfg.WithDefaults()
-	if cfg.Stream == "" || len(cfg.Subjects) == 0 {
-		return nil, fmt.Errorf("nats: stream and subjects must not be empty")
-	}
 	nc, err := natsgo.Connect(cfg.URL, connectOptions(cfg)...)
 	if err != nil {
 		return nil, fmt.Errorf("nats: connect to %s: %w", redact(cfg.URL), err)
@@ -252,7 +249,7 @@ func (p *Publisher) serverMax() int {
 
 // Close closes the connection. Acks still outstanding are abandoned.
 func (p *Publisher) Close() error {
-	p.closeErr.Do(func() {
+	p.closeOnce.Do(func() {
 		p.closed.Store(true)
 		p.nc.Close()
 	})
