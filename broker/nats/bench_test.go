@@ -17,12 +17,21 @@ import (
 )
 
 // BenchmarkPublishBatch measures batch throughput (msgs/s) with 1 KiB
-// payloads against the embedded server and the machine's NATS.
+// payloads against the embedded server (default fsync every 2 minutes, and
+// SyncAlways) and the machine's NATS.
 //
 //	go test -run '^$' -bench PublishBatch -count 5 ./broker/nats
 func BenchmarkPublishBatch(b *testing.B) {
 	b.Run("embedded", func(b *testing.B) {
 		srv, err := natsembed.Start(natsembed.Config{Dir: b.TempDir(), Port: natsembed.RandomPort})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer srv.Shutdown()
+		benchBatches(b, srv.ClientURL())
+	})
+	b.Run("embedded-syncalways", func(b *testing.B) {
+		srv, err := natsembed.Start(natsembed.Config{Dir: b.TempDir(), Port: natsembed.RandomPort, SyncAlways: true})
 		if err != nil {
 			b.Fatal(err)
 		}
