@@ -1,0 +1,114 @@
+package projector
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/store"
+)
+
+// maxWait caps one wait for a busy or not-yet-due row, so a shutdown or a
+// replay is noticed between waits.
+const maxWait = time.Second
+
+// handle applies one message and settles it: ack once the event is done or
+// dead (applied now, before, or given up on), nack when ctx ends first. A
+// failing event is retried here, in its lane, until it is done or dead: that
+// keeps one key's events in order, and a dead event no longer holds anything.
+func (p *Projector) handle(ctx context.Context, m broker.Received) {
+	ev := m.Event
+	key := store.ProjectionKey{Table: p.cfg.Table, Projection: p.cfg.Name, Tenant: ev.Tenant, EventID: ev.ID}
+	if ev.ID == "" {
+		// Without an id there is no dedupe key; it cannot be applied
+		// exactly once, so it is refused loudly and settled.
+		p.cfg.Logger.Error("projector: message without an event id dropped", "projection", p.cfg.Name, "type", ev.Type)
+		p.ack(m)
+		return
+	}
+	storeErrs := newPause(10*time.Millisecond, 5*time.Second)
+	for {
+		res, err := p.cfg.Store.Apply(ctx, store.ApplyParams{ProjectionKey: key, Lease: p.cfg.Lease},
+			func(tx *sql.Tx) error { return p.call(ctx, tx, ev) })
+		switch {
+		case err == nil && (res.Outcome == store.Applied || res.Outcome == store.Finished):
+			p.ack(m)
+			return
+		case err == nil:
+			// NotDue or Busy: the row says when to look again.
+			sleep(ctx, min(res.Wait, maxWait))
+		case errors.Is(err, store.ErrHandler) && ctx.Err() == nil:
+			if p.fail(ctx, key, ev, res.Attempts, err) {
+				p.ack(m)
+				return
+			}
+		default:
+			// The store is unreachable, or ctx ended mid-apply (rolled back).
+			if ctx.Err() == nil {
+				p.cfg.Logger.Warn("projector: apply failed", "projection", p.cfg.Name, "event_id", ev.ID, "err", err)
+			}
+			storeErrs.wait(ctx)
+		}
+		if ctx.Err() != nil {
+			settle(m.Nack)
+			return
+		}
+	}
+}
+
+// fail records a handler failure and reports whether the event is now dead
+// (settled for good). Otherwise it waits out the backoff before returning.
+func (p *Projector) fail(ctx context.Context, key store.ProjectionKey, ev herald.Event, attempts int, herr error) bool {
+	retryIn := p.cfg.Backoff.next(attempts + 1)
+	state, n, err := p.cfg.Store.Fail(ctx, store.ProjectionFailure{
+		ProjectionKey: key, Error: herr.Error(), RetryIn: retryIn, MaxAttempts: p.cfg.MaxAttempts,
+		Permanent: herald.IsPermanent(herr), Event: ev,
+	})
+	switch {
+	case err != nil:
+		p.cfg.Logger.Warn("projector: recording a failure failed", "projection", p.cfg.Name, "event_id", ev.ID, "err", err)
+		sleep(ctx, retryIn)
+		return false
+	case state == store.ProjectionDead:
+		p.cfg.Logger.Error("projector: event is dead", "projection", p.cfg.Name, "event_id", ev.ID,
+			"type", ev.Type, "attempts", n, "err", herr)
+		return true
+	case state == store.ProjectionDone:
+		return true
+	}
+	p.cfg.Logger.Warn("projector: handler failed, will retry", "projection", p.cfg.Name, "event_id", ev.ID,
+		"attempts", n, "retry_in", retryIn, "err", herr)
+	sleep(ctx, retryIn)
+	return false
+}
+
+// call runs the handler, turning a panic into an error so that one bad
+// event cannot take the process down.
+func (p *Projector) call(ctx context.Context, tx *sql.Tx, ev herald.Event) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("handler panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return p.cfg.Handler(ctx, tx, ev)
+}
+
+func (p *Projector) ack(m broker.Received) {
+	if err := settle(m.Ack); err != nil {
+		// Applied but not acked: the broker redelivers it and the
+		// projection table answers "done". Nothing is applied twice.
+		p.cfg.Logger.Warn("projector: ack failed", "projection", p.cfg.Name, "event_id", m.Event.ID, "err", err)
+	}
+}
+
+func (p *Projector) resetHook(ctx context.Context) func(tx *sql.Tx) error {
+	if p.cfg.Reset == nil {
+		return nil
+	}
+	return func(tx *sql.Tx) error { return p.cfg.Reset(ctx, tx) }
+}

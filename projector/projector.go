@@ -1,0 +1,196 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/store"
+)
+
+// Projector applies events from a source to a read model exactly once.
+// One Projector runs one projection; several processes may run the same
+// projection against the same database at once.
+type Projector struct {
+	cfg Config
+}
+
+// New returns a Projector for cfg, or an error naming the field at fault.
+func New(cfg Config) (*Projector, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Projector{cfg: cfg}, nil
+}
+
+// Name returns the projection's name.
+func (p *Projector) Name() string { return p.cfg.Name }
+
+// Migrate creates or upgrades the projection table.
+func (p *Projector) Migrate(ctx context.Context) error {
+	return p.cfg.Store.MigrateProjections(ctx, p.cfg.Table)
+}
+
+// Run receives messages from src and applies them until ctx ends, then
+// waits for the events in hand: an event being applied is rolled back by
+// the cancellation and handed back (Nack), never acked unapplied. Run does
+// not close src. It returns nil after ctx ends, or the error that stopped it.
+func (p *Projector) Run(ctx context.Context, src broker.Subscriber) error {
+	lanes := make([]chan broker.Received, p.cfg.Workers)
+	var wg sync.WaitGroup
+	for i := range lanes {
+		lanes[i] = make(chan broker.Received, p.cfg.BatchSize)
+		wg.Go(func() { p.work(ctx, lanes[i]) })
+	}
+	var bg sync.WaitGroup
+	bg.Go(func() { p.maintain(ctx, lanes) })
+	p.receive(ctx, src, lanes)
+	bg.Wait() // no more sends into the lanes
+	for _, l := range lanes {
+		close(l)
+	}
+	wg.Wait()
+	return nil
+}
+
+// receive moves messages from src to the workers until ctx ends. Receive
+// errors (a broker outage) are logged and retried with a growing pause.
+func (p *Projector) receive(ctx context.Context, src broker.Subscriber, lanes []chan broker.Received) {
+	pause := newPause(10*time.Millisecond, 5*time.Second)
+	for ctx.Err() == nil {
+		msgs, err := src.Receive(ctx, p.cfg.BatchSize)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			p.cfg.Logger.Warn("projector: receive failed", "projection", p.cfg.Name, "err", err)
+			pause.wait(ctx)
+			continue
+		}
+		pause.reset()
+		for i, m := range msgs {
+			select {
+			case lanes[laneOf(m, len(lanes))] <- m:
+			case <-ctx.Done():
+				nackAll(msgs[i:])
+				return
+			}
+		}
+	}
+}
+
+// laneOf picks the worker for a message: by tenant and partition key, so
+// one key's events are applied one after another in the order received;
+// by event id for events without a key.
+func laneOf(m broker.Received, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(m.Event.Tenant))
+	h.Write([]byte{0})
+	if m.Event.PartitionKey != "" {
+		h.Write([]byte(m.Event.PartitionKey))
+	} else {
+		h.Write([]byte(m.Event.ID))
+	}
+	return int(h.Sum32() % uint32(n))
+}
+
+// work applies the messages of one lane. After ctx ends it hands back what
+// is left in the lane.
+func (p *Projector) work(ctx context.Context, lane <-chan broker.Received) {
+	for m := range lane {
+		if ctx.Err() != nil {
+			nackAll([]broker.Received{m})
+			continue
+		}
+		p.handle(ctx, m)
+	}
+}
+
+// settleTimeout bounds an ack or nack, which must not hang a shutdown.
+const settleTimeout = 5 * time.Second
+
+func nackAll(msgs []broker.Received) {
+	for _, m := range msgs {
+		settle(m.Nack)
+	}
+}
+
+// settle runs an ack or nack on a context of its own: after a commit the
+// ack must be attempted even when the run's context just ended.
+func settle(f func(context.Context) error) error {
+	if f == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	return f(ctx)
+}
+
+// pause is a growing wait between failed attempts at the same thing.
+type pause struct {
+	min, max, cur time.Duration
+}
+
+func newPause(lo, hi time.Duration) *pause { return &pause{min: lo, max: hi, cur: lo} }
+
+func (p *pause) reset() { p.cur = p.min }
+
+// wait sleeps the current pause (or until ctx ends) and doubles it.
+func (p *pause) wait(ctx context.Context) {
+	sleep(ctx, p.cur)
+	p.cur = min(p.cur*2, p.max)
+}
+
+// sleep waits d or until ctx ends, reporting whether the full time passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// ErrRewind is returned by Rebuild when the source cannot start over.
+var ErrRewind = errors.New("projector: the source cannot rewind")
+
+// Rebuild resets the projection (its rows and, through Config.Reset, the
+// read model, in one transaction) and rewinds src to the start of its
+// stream when it can. The outbox source rewinds by itself: every row is
+// unfinished again. Stop the projection's Run in every process first.
+func (p *Projector) Rebuild(ctx context.Context, src broker.Subscriber) (int64, error) {
+	if src != nil {
+		if _, ok := src.(broker.Rewinder); !ok {
+			return 0, fmt.Errorf("%w: %T", ErrRewind, src)
+		}
+	}
+	n, err := p.cfg.Store.ResetProjection(ctx, p.cfg.Table, p.cfg.Name, p.resetHook(ctx))
+	if err != nil {
+		return 0, err
+	}
+	if r, ok := src.(broker.Rewinder); ok {
+		if err := r.Rewind(ctx); err != nil {
+			return n, fmt.Errorf("projector: rebuild %s: rewind: %w", p.cfg.Name, err)
+		}
+	}
+	return n, nil
+}
+
+// Stats returns the projection's row counts.
+func (p *Projector) Stats(ctx context.Context) (store.ProjectionStats, error) {
+	all, err := p.cfg.Store.ProjectionStats(ctx, p.cfg.Table, p.cfg.Name)
+	if err != nil || len(all) == 0 {
+		return store.ProjectionStats{Projection: p.cfg.Name}, err
+	}
+	return all[0], nil
+}

@@ -1,0 +1,241 @@
+// Package projectortest helps test projections and their sources: stores on
+// the test databases, a counting read model, and RunSource, the suite every
+// broker.Subscriber passes (a projection of many events whose totals must
+// equal the events sent).
+package projectortest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/mysql"
+	"github.com/heraldhq/herald/store/postgres"
+	"github.com/heraldhq/herald/store/sqlite"
+)
+
+// Store is a store with both an outbox and projections.
+type Store interface {
+	store.Store
+	store.ProjectionStore
+}
+
+// Opener opens a store on one test database; every call within a test
+// returns a new pool on the same database (as another process would).
+type Opener func(tb testing.TB) Store
+
+// Backend is one database to run a test on.
+type Backend struct {
+	Name string
+	// Open returns an Opener for a fresh database (SQLite) or the shared
+	// test server; it skips (or, with CI=true, fails) when unreachable.
+	Open func(tb testing.TB) Opener
+}
+
+// Backends returns SQLite, MySQL/MariaDB and PostgreSQL.
+func Backends() []Backend {
+	return []Backend{
+		{"sqlite", func(tb testing.TB) Opener { return SQLite(filepath.Join(tb.TempDir(), "p.db")) }},
+		{"mysql", func(tb testing.TB) Opener { return probe(tb, MySQL()) }},
+		{"postgres", func(tb testing.TB) Opener { return probe(tb, Postgres()) }},
+	}
+}
+
+// probe opens one store to skip early when the server is down.
+func probe(tb testing.TB, open Opener) Opener {
+	open(tb)
+	return open
+}
+
+// SQLite opens stores on the database file at path, with synchronous=NORMAL
+// to keep tests fast (durability is not what they check).
+func SQLite(path string) Opener {
+	return func(tb testing.TB) Store {
+		s, err := sqlite.Open(context.Background(), path, sqlite.Options{SynchronousNormal: true})
+		if err != nil {
+			tb.Fatalf("sqlite: %v", err)
+		}
+		tb.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+}
+
+// MySQL opens stores on the test MySQL/MariaDB server.
+func MySQL() Opener {
+	return func(tb testing.TB) Store {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s, err := mysql.Open(ctx, env("HERALD_TEST_MYSQL_DSN", mysqlDSN), mysql.Options{})
+		if err != nil {
+			Unreachable(tb, "MySQL/MariaDB", err)
+		}
+		tb.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+}
+
+// Postgres opens stores on the test PostgreSQL server.
+func Postgres() Opener {
+	return func(tb testing.TB) Store {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s, err := postgres.Open(ctx, env("HERALD_TEST_POSTGRES_DSN", postgresDSN), postgres.Options{})
+		if err != nil {
+			Unreachable(tb, "PostgreSQL", err)
+		}
+		tb.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+}
+
+// env returns the environment variable name, or def. The names are the
+// ones the store tests read.
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// Unreachable skips tb because a server is down, or fails it when CI=true:
+// in CI a missing server is a broken setup.
+func Unreachable(tb testing.TB, server string, err error) {
+	tb.Helper()
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("%s unreachable (CI=true, so this fails): %v", server, err)
+	}
+	tb.Skipf("%s unreachable, skipping: %v", server, err)
+}
+
+// Name returns a fresh identifier with prefix, unique across runs.
+func Name(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "_" + hex.EncodeToString(b[:])
+}
+
+// OpenBackend opens a store outside a test (a crash test's child process):
+// "sqlite" on the file at path, "mysql" or "postgres" on the test servers.
+func OpenBackend(ctx context.Context, backend, path string) (Store, error) {
+	switch backend {
+	case "sqlite":
+		return sqlite.Open(ctx, path, sqlite.Options{SynchronousNormal: true})
+	case "mysql":
+		return mysql.Open(ctx, env("HERALD_TEST_MYSQL_DSN", mysqlDSN), mysql.Options{})
+	case "postgres":
+		return postgres.Open(ctx, env("HERALD_TEST_POSTGRES_DSN", postgresDSN), postgres.Options{})
+	}
+	return nil, fmt.Errorf("unknown backend %q", backend)
+}
+
+// Default DSNs of the test servers, as the store tests use them.
+const (
+	mysqlDSN    = "root@tcp(127.0.0.1:3306)/test"
+	postgresDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+)
+
+// ModelOn returns the model whose table already exists in s's database.
+func ModelOn(s Store, table string) *Model { return &Model{Table: table, dialect: s.Dialect()} }
+
+// Model is a counting read model: one counter per key, plus, per key, the
+// highest sequence number applied (to check per-key order).
+type Model struct {
+	Table   string
+	dialect herald.Dialect
+}
+
+// NewModel creates a fresh model table in s's database, dropped at the end.
+func NewModel(tb testing.TB, s Store) *Model {
+	tb.Helper()
+	m := &Model{Table: Name("herald_model"), dialect: s.Dialect()}
+	if _, err := s.DB().Exec("CREATE TABLE " + m.Table + " (k VARCHAR(64) PRIMARY KEY, n BIGINT NOT NULL, seq BIGINT NOT NULL)"); err != nil {
+		tb.Fatalf("model: %v", err)
+	}
+	tb.Cleanup(func() { _, _ = s.DB().Exec("DROP TABLE " + m.Table) })
+	return m
+}
+
+// Payload is the body of a test event: the counter it bumps and its
+// sequence number within its key.
+type Payload struct {
+	Key string `json:"key"`
+	Seq int64  `json:"seq"`
+}
+
+// Event returns a test event for key with sequence seq, partitioned by key.
+func Event(key string, seq int64) herald.Event {
+	body, _ := json.Marshal(Payload{Key: key, Seq: seq})
+	return herald.Event{ID: herald.NewID(), Topic: "count", Type: "Counted", PartitionKey: key, Payload: body}
+}
+
+// Bump adds one to key's counter in tx and records seq. A payload that is
+// not a Payload is a permanent error.
+func (m *Model) Bump(ctx context.Context, tx *sql.Tx, ev herald.Event) error {
+	var p Payload
+	if err := json.Unmarshal(ev.Payload, &p); err != nil || p.Key == "" {
+		return herald.Permanent(fmt.Errorf("bad payload %q: %v", ev.Payload, err))
+	}
+	var q string
+	switch m.dialect {
+	case herald.MySQL:
+		q = "INSERT INTO " + m.Table + " (k, n, seq) VALUES (?, 1, ?) ON DUPLICATE KEY UPDATE n = n + 1, seq = VALUES(seq)"
+	case herald.Postgres:
+		q = "INSERT INTO " + m.Table + " (k, n, seq) VALUES ($1, 1, $2) ON CONFLICT (k) DO UPDATE SET n = " + m.Table + ".n + 1, seq = excluded.seq"
+	default:
+		q = "INSERT INTO " + m.Table + " (k, n, seq) VALUES (?, 1, ?) ON CONFLICT (k) DO UPDATE SET n = n + 1, seq = excluded.seq"
+	}
+	_, err := tx.ExecContext(ctx, q, p.Key, p.Seq)
+	return err
+}
+
+// Reset empties the model, for rebuilds.
+func (m *Model) Reset(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, "DELETE FROM "+m.Table)
+	return err
+}
+
+// Total returns the sum of all counters.
+func (m *Model) Total(tb testing.TB, db *sql.DB) int64 {
+	tb.Helper()
+	var n sql.NullInt64
+	if err := db.QueryRow("SELECT SUM(n) FROM " + m.Table).Scan(&n); err != nil {
+		tb.Fatalf("model total: %v", err)
+	}
+	return n.Int64
+}
+
+// Count returns key's counter.
+func (m *Model) Count(tb testing.TB, db *sql.DB, key string) int64 {
+	tb.Helper()
+	q := "SELECT n FROM " + m.Table + " WHERE k = ?"
+	if m.dialect == herald.Postgres {
+		q = "SELECT n FROM " + m.Table + " WHERE k = $1"
+	}
+	var n int64
+	if err := db.QueryRow(q, key).Scan(&n); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		tb.Fatalf("model count: %v", err)
+	}
+	return n
+}
+
+// Eventually polls cond every 10ms until it holds, failing tb after within.
+func Eventually(tb testing.TB, within time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: still not true after %v", what, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
