@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -14,20 +15,12 @@ import (
 // whose rows-affected count is 1 only for the winner, whatever the DSN's
 // clientFoundRows setting.
 func (s *Store) TryLock(ctx context.Context, name string, interval time.Duration) (bool, error) {
+	_, err := s.exec(ctx, "INSERT IGNORE INTO herald_locks (name, locked_until) VALUES (?, '1970-01-01 00:00:01')", name)
 	var n int64
-	err := retryLoop(ctx, func() error {
-		if _, err := s.db.ExecContext(ctx,
-			"INSERT IGNORE INTO herald_locks (name, locked_until) VALUES (?, '1970-01-01 00:00:01')", name); err != nil {
-			return err
-		}
-		res, err := s.db.ExecContext(ctx, `UPDATE herald_locks SET locked_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+	if err == nil {
+		n, err = s.exec(ctx, `UPDATE herald_locks SET locked_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 WHERE name = ? AND locked_until <= UTC_TIMESTAMP(6)`, sqlcommon.Micros(interval), name)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
+	}
 	if err != nil {
 		return false, fmt.Errorf("mysql store: trylock %s: %w", name, err)
 	}
@@ -77,11 +70,14 @@ func (s *Store) Cleanup(ctx context.Context, p store.CleanupParams) (int64, erro
 	return total, nil
 }
 
-// exec runs one statement, retrying deadlocks, and returns rows affected.
+// exec runs one statement in a READ COMMITTED transaction, retrying
+// deadlocks, and returns rows affected. Autocommit would run it at the
+// session's level, REPEATABLE READ by default, whose next-key locks on a
+// range DELETE or UPDATE can hold up producers and claims.
 func (s *Store) exec(ctx context.Context, q string, args ...any) (int64, error) {
 	var n int64
-	err := retryLoop(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, q, args...)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
