@@ -12,10 +12,10 @@
 // that the file reached the disk: by default the server fsyncs every 2
 // minutes, so a power loss (not a process crash) can lose up to 2 minutes
 // of acknowledged messages. Set SyncAlways to fsync every write, at a large
-// cost in throughput (an order of magnitude: ~2 k instead of ~25 k msgs/s
-// for batches of 100 1 KiB messages on a busy 2-core machine; see
-// BenchmarkPublishBatch in broker/nats), or SyncInterval to pick a period in
-// between.
+// cost in throughput (more than an order of magnitude: medians of ~1-2 k
+// instead of ~21-28 k msgs/s for batches of 100 or 1000 1 KiB messages on a
+// busy 2-core machine; see BenchmarkPublishBatch in broker/nats), or
+// SyncInterval to pick a period in between.
 package natsembed
 
 import (
