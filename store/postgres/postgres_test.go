@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -67,6 +68,16 @@ func TestConformance(t *testing.T) {
 
 func BenchmarkStore(b *testing.B) {
 	storetest.Bench(b, func(tb testing.TB) store.Store { return openStore(tb) })
+}
+
+// BenchmarkOrdered is claim + Complete on an ordered lane with many keys,
+// next to BenchmarkStore's unordered figures.
+func BenchmarkOrdered(b *testing.B) {
+	for _, keys := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("keys=%d/batch=100", keys), func(b *testing.B) {
+			dbtest.BenchOrdered(b, openStore(b), keys, 100)
+		})
+	}
 }
 
 func TestClaimComplete(t *testing.T) {
