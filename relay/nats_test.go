@@ -74,7 +74,7 @@ func TestEmbeddedNATSPerKeyOrderWithFailures(t *testing.T) {
 	})
 	e.start(l)
 	e.start(l)
-	waitFor(t, 60*time.Second, "all delivered", func() bool { return e.stats().Delivered == keys*perKey })
+	waitFor(t, 120*time.Second, "all delivered", func() bool { return e.stats().Delivered == keys*perKey })
 
 	last := map[string]string{}
 	ids := map[string]bool{}

@@ -40,7 +40,7 @@ func TestPerKeyOrderUnderInjectedFailures(t *testing.T) {
 	})
 	e.start(l)
 	e.start(l)
-	waitFor(t, 30*time.Second, "all delivered", func() bool { return e.stats().Delivered == keys*perKey })
+	waitFor(t, 120*time.Second, "all delivered", func() bool { return e.stats().Delivered == keys*perKey })
 	last := map[string]string{}
 	for _, r := range e.pub.Records() {
 		ev := r.Message.Event

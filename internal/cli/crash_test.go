@@ -36,7 +36,7 @@ lanes:
      publish_timeout: 500ms, poll_interval: 50ms}
 `, filepath.Join(dir, "h.db"), srv.ClientURL())), 0o600)
 
-	const total = 20000
+	const total = 6000
 	s := openStore(t, dir)
 	if code, out := runChildSync(t, dir, "migrate", "--config", cfg); code != 0 {
 		t.Fatalf("migrate: %s", out)
