@@ -64,7 +64,11 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	var recs []store.Record
 	err = s.write(ctx, func() error {
 		var err error
-		recs, err = queryRecords(ctx, s.db, query, args...)
+		rows, err := s.stmts.query(ctx, s.db, query, args...)
+		if err != nil {
+			return err
+		}
+		recs, err = scanRecords(rows)
 		return err
 	})
 	if err != nil {
@@ -126,6 +130,11 @@ func queryRecords(ctx context.Context, q queryer, query string, args ...any) ([]
 	if err != nil {
 		return nil, err
 	}
+	return scanRecords(rows)
+}
+
+// scanRecords reads and closes rows.
+func scanRecords(rows *sql.Rows) ([]store.Record, error) {
 	defer rows.Close()
 	var recs []store.Record
 	for rows.Next() {

@@ -89,7 +89,7 @@ func (s *Store) mark(ctx context.Context, op string, f store.Fence, ids []int64,
 	query := replaceTable(tmpl, qt)
 	changed := make(map[int64]bool, len(ids))
 	err = s.write(ctx, func() error {
-		rows, err := s.db.QueryContext(ctx, query, string(batch), f.Token)
+		rows, err := s.stmts.query(ctx, s.db, query, string(batch), f.Token)
 		if err != nil {
 			return err
 		}

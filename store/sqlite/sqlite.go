@@ -66,6 +66,7 @@ type Store struct {
 	db     *sql.DB
 	owned  bool
 	writer chan struct{} // a one-slot semaphore: the store's writes, one at a time
+	stmts  stmtCache
 }
 
 // Open opens (creating if needed) the SQLite database file named by dsn, a
@@ -140,8 +141,10 @@ func (s *Store) Dialect() herald.Dialect { return herald.SQLite }
 // DB returns the connection pool.
 func (s *Store) DB() *sql.DB { return s.db }
 
-// Close closes the pool if Open created it.
+// Close closes the store's prepared statements, and the pool if Open
+// created it.
 func (s *Store) Close() error {
+	s.stmts.close()
 	if !s.owned {
 		return nil
 	}
