@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -155,5 +156,47 @@ func TestNewLeavesPoolOpen(t *testing.T) {
 	}
 	if err := owned.DB().Ping(); err != nil {
 		t.Errorf("pool closed by a Store from New: %v", err)
+	}
+}
+
+// TestClaimWaitsForOpenEnqueue holds an enqueue transaction (and so
+// SQLite's write lock) open while a claim runs: the claim must wait for the
+// commit, not fail with SQLITE_BUSY, and then see the event.
+func TestClaimWaitsForOpenEnqueue(t *testing.T) {
+	ctx := context.Background()
+	s := opener(t, sqlite.Options{})(t)
+	if err := s.Migrate(ctx, "herald_outbox"); err != nil {
+		t.Fatal(err)
+	}
+	ob, err := herald.NewOutbox(herald.OutboxConfig{Dialect: herald.SQLite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Enqueue(ctx, tx, herald.Event{Topic: "t", Type: "T"}); err != nil {
+		t.Fatal(err)
+	}
+	claimed := make(chan int, 1)
+	go func() {
+		recs, err := s.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: herald.DefaultTable},
+			Owner: "w", Token: 1, Lease: time.Minute, Limit: 10})
+		if err != nil {
+			t.Errorf("claim during an open enqueue transaction: %v", err)
+		}
+		claimed <- len(recs)
+	}()
+	select {
+	case n := <-claimed:
+		t.Fatalf("claim returned %d rows while the enqueue transaction held the write lock", n)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-claimed; n != 1 {
+		t.Errorf("claim after the commit got %d rows, want 1", n)
 	}
 }
