@@ -92,6 +92,18 @@ WHERE id IN (`+sqlcommon.Marks(len(ids))+")", args...); err != nil {
 // lockCandidates locks up to limit claimable rows of one status: pending
 // rows that are due, or in-flight rows whose lease ran out.
 func lockCandidates(ctx context.Context, tx *sql.Tx, table string, status store.Status, p store.ClaimParams, limit int) ([]store.Record, error) {
+	q, args := candidateQuery(table, status, p, limit)
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanRecords(rows)
+}
+
+// candidateQuery is the locking read of lockCandidates. With a tenant, the
+// tenant_claim index serves it; without, the claim index; either way the
+// index order is the ORDER BY (TestClaimPlans checks both).
+func candidateQuery(table string, status store.Status, p store.ClaimParams, limit int) (string, []any) {
 	scope, args := sqlcommon.ScopeWhere(p.Scope, "r")
 	q := "SELECT " + recordColumns("r") + ", UTC_TIMESTAMP(6) FROM " + table + ` r
 WHERE r.status = ? AND r.available_at <= UTC_TIMESTAMP(6)` + scope
@@ -100,12 +112,7 @@ WHERE r.status = ? AND r.available_at <= UTC_TIMESTAMP(6)` + scope
 		q += " AND (r.partition_key = '' OR NOT EXISTS (" + blockedByState(table, p.ParkOnDead) + "))"
 	}
 	q += " ORDER BY r.available_at, r.id LIMIT ? FOR UPDATE SKIP LOCKED"
-	args = append(args, limit)
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	return scanRecords(rows)
+	return q, append(args, limit)
 }
 
 // blockedByState is the ordered lanes' pre-filter: an earlier row of the
