@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/broker"
+)
+
+// LatencyParams shapes a latency measurement.
+type LatencyParams struct {
+	Rate     int           // events per second
+	Duration time.Duration // how long the producer runs
+	// Producer, when set, produces in another process (it must enqueue
+	// into the bench table at Rate with CommittedHeader set, and return when
+	// done). Nil produces in this process.
+	Producer func(ctx context.Context) error
+}
+
+// LatencyResult is commit → broker-ack latency over every event.
+type LatencyResult struct {
+	Events   int
+	P50, P99 time.Duration
+	Max      time.Duration
+	// RelayCPU is the CPU this process used per second of wall time while
+	// relaying (a fraction of one core), the producer included when it runs
+	// in this process.
+	RelayCPU float64
+}
+
+// ackClock wraps a publisher and records, per acknowledged message, the
+// time since its producer's CommittedHeader.
+type ackClock struct {
+	broker.Publisher
+	mu   sync.Mutex
+	lats []time.Duration
+}
+
+func (a *ackClock) Publish(ctx context.Context, msgs []broker.Message) []broker.Result {
+	res := a.Publisher.Publish(ctx, msgs)
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i, r := range res {
+		ns, err := strconv.ParseInt(msgs[i].Event.Headers[CommittedHeader], 10, 64)
+		if r.Err == nil && err == nil {
+			a.lats = append(a.lats, now.Sub(time.Unix(0, ns)))
+		}
+	}
+	return res
+}
+
+// Latency runs a relay with default settings while events are produced at
+// a steady rate, and reports commit → broker-ack percentiles. The clock
+// starts just before the producer's INSERT, so the figures include the
+// enqueue and the commit: they overstate, never understate.
+func Latency(ctx context.Context, s Setup, p LatencyParams) (LatencyResult, error) {
+	if err := s.prepare(ctx); err != nil {
+		return LatencyResult{}, err
+	}
+	pub := s.Publisher
+	if pub == nil {
+		pub = Nop{}
+	}
+	clock := &ackClock{Publisher: pub}
+	lane := s.lane(clock, 100, 1)
+	lane.PublishTimeout = 3 * time.Second // the default configuration
+	stop, err := s.startRelay(lane, nil)
+	if err != nil {
+		return LatencyResult{}, err
+	}
+	cpu0, wall0 := cpuTime(), time.Now()
+	produce := p.Producer
+	if produce == nil {
+		produce = func(ctx context.Context) error { return Produce(ctx, s, p.Rate, p.Duration) }
+	}
+	err = produce(ctx)
+	time.Sleep(200 * time.Millisecond) // let the last events arrive
+	cpu := (cpuTime() - cpu0).Seconds() / time.Since(wall0).Seconds()
+	stop()
+	if err != nil {
+		return LatencyResult{}, fmt.Errorf("producer: %w", err)
+	}
+	clock.mu.Lock()
+	lats := slices.Clone(clock.lats)
+	clock.mu.Unlock()
+	slices.Sort(lats)
+	return LatencyResult{Events: len(lats), P50: percentile(lats, 50), P99: percentile(lats, 99),
+		Max: percentile(lats, 100), RelayCPU: cpu}, nil
+}
+
+// Produce enqueues one event per transaction at rate per second for d,
+// each stamped with CommittedHeader.
+func Produce(ctx context.Context, s Setup, rate int, d time.Duration) error {
+	ob, err := s.outbox()
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
+	end := time.After(d)
+	body := payload(256)
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-end:
+			return nil
+		case <-tick.C:
+			ev := herald.Event{Topic: "bench", Type: "Latency", Headers: nowHeader(), Payload: body}
+			if err := s.enqueue(ctx, ob, []herald.Event{ev}, 1); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// IdleCPU runs a relay with nothing to do for d and returns the CPU it
+// used, as a fraction of one core.
+func IdleCPU(ctx context.Context, s Setup, d time.Duration) (float64, error) {
+	if err := s.prepare(ctx); err != nil {
+		return 0, err
+	}
+	stop, err := s.startRelay(s.lane(Nop{}, 100, 1), nil)
+	if err != nil {
+		return 0, err
+	}
+	time.Sleep(200 * time.Millisecond) // the first pass and connection setup are not idle
+	cpu0, wall0 := cpuTime(), time.Now()
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+	cpu := (cpuTime() - cpu0).Seconds() / time.Since(wall0).Seconds()
+	stop()
+	return cpu, ctx.Err()
+}
+
+// cpuTime is this process's user + system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/broker"
+)
+
+// ThroughputParams shapes one throughput measurement.
+type ThroughputParams struct {
+	Events  int // events per run
+	Batch   int // relay batch_size
+	Workers int // relay concurrency
+	Payload int // payload bytes
+	Runs    int // runs per publisher; the report gives medians
+}
+
+// ThroughputResult is the median events/s of the real broker and of the
+// store's own limit, measured alternately in one process.
+type ThroughputResult struct {
+	Params       ThroughputParams
+	Broker       float64   // median events/s to the real publisher
+	Limit        float64   // median events/s to Nop: the store's own limit
+	BrokerRuns   []float64 // every run
+	LimitRuns    []float64
+	EnqueueRate  float64 // median events/s of the enqueue step (1000 per transaction)
+	RatioOfLimit float64 // Broker / Limit
+}
+
+// Throughput relays p.Events events p.Runs times to Nop and to the real
+// publisher, alternating so that noise hits both alike.
+func Throughput(ctx context.Context, s Setup, p ThroughputParams) (ThroughputResult, error) {
+	res := ThroughputResult{Params: p}
+	var enqueueRates []float64
+	for range p.Runs {
+		for _, pub := range []broker.Publisher{Nop{}, s.Publisher} {
+			if pub == nil {
+				continue
+			}
+			rate, enq, err := s.relayOnce(ctx, pub, p)
+			if err != nil {
+				return res, err
+			}
+			enqueueRates = append(enqueueRates, enq)
+			if _, nop := pub.(Nop); nop {
+				res.LimitRuns = append(res.LimitRuns, rate)
+			} else {
+				res.BrokerRuns = append(res.BrokerRuns, rate)
+			}
+		}
+	}
+	res.Limit, res.Broker, res.EnqueueRate = Median(res.LimitRuns), Median(res.BrokerRuns), Median(enqueueRates)
+	if res.Limit > 0 {
+		res.RatioOfLimit = res.Broker / res.Limit
+	}
+	return res, nil
+}
+
+// relayOnce enqueues p.Events, then times a relay draining them to pub.
+func (s Setup) relayOnce(ctx context.Context, pub broker.Publisher, p ThroughputParams) (rate, enqueueRate float64, err error) {
+	if err := s.prepare(ctx); err != nil {
+		return 0, 0, err
+	}
+	ob, err := s.outbox()
+	if err != nil {
+		return 0, 0, err
+	}
+	body := payload(p.Payload)
+	evs := make([]herald.Event, p.Events)
+	for i := range evs {
+		evs[i] = herald.Event{Topic: "bench", Type: "Bench", Payload: body}
+	}
+	start := time.Now()
+	if err := s.enqueue(ctx, ob, evs, 1000); err != nil {
+		return 0, 0, fmt.Errorf("enqueue: %w", err)
+	}
+	enqueueRate = float64(p.Events) / time.Since(start).Seconds()
+	counter := newDeliveredCounter(p.Events)
+	start = time.Now()
+	stop, err := s.startRelay(s.lane(pub, p.Batch, p.Workers), counter)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer stop()
+	select {
+	case <-counter.done:
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	case <-time.After(10 * time.Minute):
+		return 0, 0, fmt.Errorf("relay delivered %d of %d events in 10 minutes", counter.count.Load(), p.Events)
+	}
+	return float64(p.Events) / time.Since(start).Seconds(), enqueueRate, nil
+}

@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/bench"
+)
+
+type benchFlags struct {
+	lane, producer                  string
+	events, batch, workers, payload int
+	runs, rate                      int
+	duration                        time.Duration
+	asJSON                          bool
+}
+
+func (a *app) benchCommand() *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the relay on the configured store and broker (table " + bench.Table + ", emptied first)",
+	}
+	cmd.PersistentFlags().StringVar(&f.lane, "lane", "", "lane whose store and broker to use (default: the first lane)")
+	cmd.PersistentFlags().BoolVar(&f.asJSON, "json", false, "print JSON")
+	tp := &cobra.Command{Use: "throughput", Short: "events/s to the broker beside the store's own limit (a no-op publisher), medians of --runs",
+		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return a.benchThroughput(cmd.Context(), f) }}
+	tp.Flags().IntVar(&f.events, "events", 20000, "events per run")
+	tp.Flags().IntVar(&f.batch, "batch", 100, "batch_size")
+	tp.Flags().IntVar(&f.workers, "workers", 1, "workers (concurrency)")
+	tp.Flags().IntVar(&f.payload, "payload", 1024, "payload bytes")
+	tp.Flags().IntVar(&f.runs, "runs", 3, "runs per publisher")
+	lat := &cobra.Command{Use: "latency", Short: "commit → broker ack latency at a steady rate, default lane settings",
+		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return a.benchLatency(cmd.Context(), f) }}
+	lat.Flags().IntVar(&f.rate, "rate", 500, "events per second")
+	lat.Flags().DurationVar(&f.duration, "duration", 10*time.Second, "how long to produce")
+	lat.Flags().StringVar(&f.producer, "producer", "same", "where the producer runs: same (this process) or other (a child process)")
+	idle := &cobra.Command{Use: "idle", Short: "CPU an idle relay uses, as a share of one core",
+		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return a.benchIdle(cmd.Context(), f) }}
+	idle.Flags().DurationVar(&f.duration, "duration", 10*time.Second, "how long to measure")
+	produce := &cobra.Command{Use: "produce", Hidden: true, Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.benchProduce(cmd.Context(), f) }}
+	produce.Flags().IntVar(&f.rate, "rate", 500, "events per second")
+	produce.Flags().DurationVar(&f.duration, "duration", 10*time.Second, "how long to produce")
+	cmd.AddCommand(tp, lat, idle, produce)
+	return cmd
+}
+
+// benchSetup opens the store and the lane's broker.
+func (a *app) benchSetup(ctx context.Context, f benchFlags, withBroker bool) (*config.Runtime, bench.Setup, error) {
+	rt, err := a.load(ctx, false)
+	if err != nil {
+		return nil, bench.Setup{}, err
+	}
+	lane, err := rt.File.Lane(f.lane)
+	if err != nil {
+		rt.Close()
+		return nil, bench.Setup{}, err
+	}
+	s := bench.Setup{Store: rt.Store, Destination: broker.MustParseTemplate(lane.Destination)}
+	if withBroker {
+		log, _ := a.logger(rt.File)
+		if err := rt.StartBrokers(ctx, log); err != nil {
+			rt.Close()
+			return nil, bench.Setup{}, err
+		}
+		for _, l := range rt.Lanes {
+			if l.Name == lane.Name {
+				s.Publisher = l.Publisher
+			}
+		}
+	}
+	return rt, s, nil
+}
+
+func (a *app) benchThroughput(ctx context.Context, f benchFlags) error {
+	if f.events <= 0 || f.batch <= 0 || f.workers <= 0 || f.runs <= 0 || f.payload < 0 {
+		return usagef("--events, --batch, --workers and --runs must be positive, --payload not negative")
+	}
+	rt, s, err := a.benchSetup(ctx, f, true)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	res, err := bench.Throughput(ctx, s, bench.ThroughputParams{Events: f.events, Batch: f.batch,
+		Workers: f.workers, Payload: f.payload, Runs: f.runs})
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return json.NewEncoder(a.stdout).Encode(res)
+	}
+	fmt.Fprintf(a.stdout, "store %s, batch %d, workers %d, %d events of %d B, %d runs (medians)\n",
+		rt.File.Store.Driver, f.batch, f.workers, f.events, f.payload, f.runs)
+	fmt.Fprintf(a.stdout, "  broker:              %8.0f events/s\n", res.Broker)
+	fmt.Fprintf(a.stdout, "  store limit (no-op): %8.0f events/s\n", res.Limit)
+	fmt.Fprintf(a.stdout, "  ratio:               %8.2f\n", res.RatioOfLimit)
+	fmt.Fprintf(a.stdout, "  enqueue:             %8.0f events/s (1000 per transaction)\n", res.EnqueueRate)
+	return nil
+}
+
+func (a *app) benchLatency(ctx context.Context, f benchFlags) error {
+	if f.rate <= 0 || f.duration <= 0 {
+		return usagef("--rate and --duration must be positive")
+	}
+	if f.producer != "same" && f.producer != "other" {
+		return usagef("--producer %q is not same or other", f.producer)
+	}
+	rt, s, err := a.benchSetup(ctx, f, true)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	p := bench.LatencyParams{Rate: f.rate, Duration: f.duration}
+	if f.producer == "other" {
+		p.Producer = a.childProducer(f)
+	}
+	res, err := bench.Latency(ctx, s, p)
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return json.NewEncoder(a.stdout).Encode(res)
+	}
+	fmt.Fprintf(a.stdout, "store %s, %d events/s for %s, producer in %s process: %d events\n",
+		rt.File.Store.Driver, f.rate, f.duration, f.producer, res.Events)
+	fmt.Fprintf(a.stdout, "  commit → ack p50 %s, p99 %s, max %s; relay process CPU %.1f%% of a core\n",
+		res.P50.Round(10*time.Microsecond), res.P99.Round(10*time.Microsecond), res.Max.Round(10*time.Microsecond), res.RelayCPU*100)
+	return nil
+}
+
+// childProducer runs `herald bench produce` in another process.
+func (a *app) childProducer(f benchFlags) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		args := []string{"bench", "produce", "--rate", strconv.Itoa(f.rate), "--duration", f.duration.String()}
+		if a.configPath != "" {
+			args = append(args, "--config", a.configPath)
+		}
+		if f.lane != "" {
+			args = append(args, "--lane", f.lane)
+		}
+		cmd := exec.CommandContext(ctx, self, args...)
+		cmd.Stderr = a.stderr
+		return cmd.Run()
+	}
+}
+
+func (a *app) benchProduce(ctx context.Context, f benchFlags) error {
+	rt, s, err := a.benchSetup(ctx, f, false)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	return bench.Produce(ctx, s, f.rate, f.duration)
+}
+
+func (a *app) benchIdle(ctx context.Context, f benchFlags) error {
+	rt, s, err := a.benchSetup(ctx, f, false)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	cpu, err := bench.IdleCPU(ctx, s, f.duration)
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return json.NewEncoder(a.stdout).Encode(map[string]float64{"idle_cpu_core_fraction": cpu})
+	}
+	fmt.Fprintf(a.stdout, "store %s: an idle relay used %.2f%% of a core over %s\n", rt.File.Store.Driver, cpu*100, f.duration)
+	return nil
+}

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/heraldhq/herald/broker/natsembed"
+)
+
+// Rule: `herald bench` measures the configured store and broker and the
+// store's own limit in one run, and reports both.
+func TestBenchThroughputAndLatency(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := natsembed.Start(natsembed.Config{Dir: filepath.Join(dir, "nats"), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	cfg := filepath.Join(dir, "herald.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`
+store: {driver: sqlite, dsn: %s, synchronous: normal}
+brokers:
+  events: {type: nats, url: %q, stream: BENCH, subjects: ["bench.>"], create_stream: true}
+lanes:
+  - {name: main, destination: "bench.{topic}"}
+`, filepath.Join(dir, "h.db"), srv.ClientURL())), 0o600)
+
+	code, out, errOut := cliRun(t, "bench", "throughput", "--config", cfg, "--events", "300", "--runs", "1", "--json")
+	if code != 0 {
+		t.Fatalf("bench throughput: exit %d: %s", code, errOut)
+	}
+	var tp struct{ Broker, Limit, RatioOfLimit float64 }
+	if err := json.Unmarshal([]byte(out), &tp); err != nil || tp.Broker <= 0 || tp.Limit <= 0 || tp.RatioOfLimit <= 0 {
+		t.Fatalf("bench throughput --json = %s (%v)", out, err)
+	}
+	code, out, errOut = cliRun(t, "bench", "latency", "--config", cfg, "--rate", "200", "--duration", "500ms", "--json")
+	if code != 0 {
+		t.Fatalf("bench latency: exit %d: %s", code, errOut)
+	}
+	var lat struct{ Events, P50, P99 int64 }
+	if err := json.Unmarshal([]byte(out), &lat); err != nil || lat.Events < 50 || lat.P50 <= 0 || lat.P99 < lat.P50 {
+		t.Fatalf("bench latency --json = %s (%v)", out, err)
+	}
+	if code, _, errOut := cliRun(t, "bench", "latency", "--config", cfg, "--producer", "elsewhere"); code != ExitUsage {
+		t.Fatalf("a bad --producer must be a usage error, got %d: %s", code, errOut)
+	}
+}
