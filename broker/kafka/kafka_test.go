@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // cluster is a kfake cluster on a fixed loopback port with its data in a
 // test directory, so it can be stopped and started with the same log.
 type cluster struct {
-	t      *testing.T
+	t      testing.TB
 	port   int
 	dir    string
 	topics []string
@@ -31,7 +31,7 @@ type cluster struct {
 	c      *kfake.Cluster
 }
 
-func startCluster(t *testing.T, partitions int32, topics []string, opts ...kfake.Opt) *cluster {
+func startCluster(t testing.TB, partitions int32, topics []string, opts ...kfake.Opt) *cluster {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func startCluster(t *testing.T, partitions int32, topics []string, opts ...kfake
 
 func (cl *cluster) addr() string { return "127.0.0.1:" + strconv.Itoa(cl.port) }
 
-func (cl *cluster) start(t *testing.T) {
+func (cl *cluster) start(t testing.TB) {
 	t.Helper()
 	opts := append([]kfake.Opt{kfake.NumBrokers(1), kfake.Ports(cl.port), kfake.DataDir(cl.dir),
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, cl.addr()) }),
@@ -59,7 +59,7 @@ func (cl *cluster) start(t *testing.T) {
 	cl.c = c
 }
 
-func (cl *cluster) stop(*testing.T) {
+func (cl *cluster) stop(testing.TB) {
 	if cl.c != nil {
 		cl.c.Close()
 		cl.c = nil
@@ -85,7 +85,7 @@ func consume(t *testing.T, addr, topic string, want int, opts ...kgo.Opt) []*kgo
 	return out
 }
 
-func newPublisher(t *testing.T, cfg Config) *Publisher {
+func newPublisher(t testing.TB, cfg Config) *Publisher {
 	t.Helper()
 	p, err := New(context.Background(), cfg)
 	if err != nil {
@@ -127,8 +127,8 @@ func TestConformance(t *testing.T) {
 					}
 					return out
 				},
-				Stop:  cl.stop,
-				Start: cl.start,
+				Stop:  func(t *testing.T) { cl.stop(t) },
+				Start: func(t *testing.T) { cl.start(t) },
 			}
 		},
 	})

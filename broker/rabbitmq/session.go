@@ -39,6 +39,7 @@ type session struct {
 	pending  map[uint64]*waiter // by delivery tag
 	returned map[string]amqp.Return
 	dead     atomic.Bool
+	blocked  atomic.Bool   // the broker blocked publishing (resource alarm)
 	done     chan struct{} // closed when the dispatcher exits
 }
 
@@ -92,6 +93,15 @@ func openChannel(conn *amqp.Connection, cfg Config) (*session, error) {
 		returned: map[string]amqp.Return{},
 		done:     make(chan struct{}),
 	}
+	// While a resource alarm blocks the connection the broker stops
+	// reading, and a publish would hang in the socket write past the
+	// batch deadline: refuse instead, retryably.
+	blocking := conn.NotifyBlocked(make(chan amqp.Blocking, 1))
+	go func() {
+		for b := range blocking {
+			s.blocked.Store(b.Active)
+		}
+	}()
 	returns := ch.NotifyReturn(make(chan amqp.Return, 1))
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, 64))
 	go s.dispatch(returns, confirms)
@@ -160,6 +170,9 @@ func (s *session) publish(ctx context.Context, exchange, key string, mandatory b
 	defer s.pubMu.Unlock()
 	if s.dead.Load() {
 		return nil, errors.New("rabbitmq: not sent: connection lost")
+	}
+	if s.blocked.Load() {
+		return nil, errors.New("rabbitmq: not sent: the broker blocked publishing (resource alarm: memory or disk)")
 	}
 	w := &waiter{msgID: msg.MessageId, done: make(chan struct{})}
 	tag := s.ch.GetNextPublishSeqNo()

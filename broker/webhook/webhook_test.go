@@ -90,7 +90,7 @@ func verify(h http.Header, body []byte) error {
 	return fmt.Errorf("signature %q does not match", sig)
 }
 
-func newPublisher(t *testing.T, cfg Config) *Publisher {
+func newPublisher(t testing.TB, cfg Config) *Publisher {
 	t.Helper()
 	if cfg.Secret == "" && cfg.SecretEnv == "" {
 		cfg.Secret = testSecret
