@@ -37,7 +37,9 @@ func (a *app) projectionCommand() *cobra.Command {
 	status.Flags().StringVar(&f.outbox, "outbox", "", "outbox table the projections read, to count the events not yet applied (lag)")
 	replay := &cobra.Command{Use: "replay NAME --dead [EVENT_ID...]", Short: "Retry dead events (all, or the ids given)",
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.projectionReplay(cmd.Context(), f, args[0], args[1:]) }}
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.projectionReplay(cmd.Context(), f, args[0], args[1:])
+		}}
 	replay.Flags().BoolVar(&f.dead, "dead", false, "replay dead events (required: the only kind there is to replay)")
 	rebuild := &cobra.Command{Use: "rebuild NAME", Short: "Reset a projection so that it is applied again from the start",
 		Long: "Deletes the projection's rows and runs each --reset-sql statement in the same transaction (the reset hook " +
@@ -135,7 +137,7 @@ func ago(secs float64, n int64) string {
 	if n == 0 {
 		return "-"
 	}
-	return (time.Duration(secs*float64(time.Second))).Round(time.Second).String() + " ago"
+	return (time.Duration(secs * float64(time.Second))).Round(time.Second).String() + " ago"
 }
 
 func (a *app) projectionReplay(ctx context.Context, f projectionFlags, name string, ids []string) error {
