@@ -2,9 +2,7 @@ package sqlite_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,18 +83,6 @@ func TestPragmas(t *testing.T) {
 		if err := db.QueryRow("PRAGMA busy_timeout").Scan(&busy); err != nil || busy <= 0 {
 			t.Errorf("busy_timeout = %d (%v), want > 0", busy, err)
 		}
-	}
-}
-
-// TestDocsInsert checks that docs/sql.md shows the INSERT the suite runs.
-func TestDocsInsert(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "sql.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := storetest.PlainInsert(herald.SQLite, herald.DefaultTable)
-	if !strings.Contains(string(doc), want) {
-		t.Errorf("docs/sql.md does not show the plain INSERT the conformance suite runs:\n%s", want)
 	}
 }
 
