@@ -54,9 +54,13 @@ func (s *Store) Discard(ctx context.Context, f store.Fence, ids []int64) ([]int6
 
 // fenced changes the rows of ids that are still in flight under f.Token
 // (SET set, or DELETE when set is empty) and returns the others: their lease
-// was lost. One row needs one statement; for more, the rows changed are read
-// back in the same transaction, while it still holds their locks, so the
-// answer cannot be spoiled by a worker that claims them right after.
+// was lost. It is one autocommit statement; its WHERE is an equality on
+// the primary key, which takes record locks only, no gap locks, at any
+// isolation level. Only when fewer rows changed than asked (a lease was
+// lost, which is rare) does a second read find out which: the rows now in
+// target under the token are this call's. A row this call moved back to
+// pending and that another worker claimed in between reads as lost, which
+// is what it is by then.
 func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int64, target store.Status, set string, setArgs []any) ([]int64, error) {
 	table, err := quote(f.Table)
 	if err != nil || len(ids) == 0 {
@@ -71,50 +75,40 @@ func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int6
 	}
 	args := append(append(setArgs, sqlcommon.Int64Args(ids)...), f.Token)
 	var lost []int64
-	run := func(ex execQuerier) error {
-		res, err := ex.ExecContext(ctx, q, args...)
+	err = retryLoop(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
 		n, err := res.RowsAffected()
-		if err != nil || int(n) == len(ids) {
-			lost = nil
+		switch {
+		case err != nil:
 			return err
-		}
-		if len(ids) == 1 {
+		case int(n) == len(ids):
+			lost = nil
+		case len(ids) == 1:
 			lost = ids
-			return nil
+		default:
+			lost, err = changed(ctx, s.db, table, ids, f.Token, target)
 		}
-		lost, err = changed(ctx, ex, table, ids, f.Token, target)
 		return err
-	}
-	if len(ids) == 1 {
-		err = retryLoop(ctx, func() error { return run(s.db) })
-	} else {
-		err = s.inTx(ctx, func(tx *sql.Tx) error { return run(tx) })
-	}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("mysql store: %s in %s: %w", op, f.Table, err)
 	}
 	return lost, nil
 }
 
-// execQuerier is what fenced needs from a pool or a transaction.
-type execQuerier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
 // changed returns the ids the fenced statement did not change: for an
 // update, those not now in target under token; for a delete, those still there.
-func changed(ctx context.Context, ex execQuerier, table string, ids []int64, token int64, target store.Status) ([]int64, error) {
+func changed(ctx context.Context, db *sql.DB, table string, ids []int64, token int64, target store.Status) ([]int64, error) {
 	q := "SELECT id FROM " + table + " WHERE id IN (" + sqlcommon.Marks(len(ids)) + ")"
 	args := sqlcommon.Int64Args(ids)
 	if target != "" {
 		q += " AND lease_token = ? AND status = ?"
 		args = append(args, token, string(target))
 	}
-	rows, err := ex.QueryContext(ctx, q, args...)
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
