@@ -36,8 +36,26 @@ func newWorker(cfg Config, lane Lane, id string, wake <-chan struct{}, log *slog
 }
 
 // run loops until ctx ends: an immediate first pass, then at once while
-// batches come back full, adaptive polling otherwise.
+// batches come back full, adaptive polling otherwise. Claiming and
+// publishing overlap: while one batch is being published and marked, the
+// next is claimed, so the database and the broker work at the same time.
+// On an ordered lane this cannot reorder a key: the batch in flight holds
+// live leases, which keep its keys' later rows out of the next claim.
 func (w *worker) run(ctx context.Context) {
+	handoff := make(chan *claimed)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for c := range handoff {
+			w.deliver(ctx, c)
+		}
+	}()
+	w.claimLoop(ctx, handoff)
+	close(handoff)
+	<-done
+}
+
+func (w *worker) claimLoop(ctx context.Context, handoff chan<- *claimed) {
 	idle := minPoll
 	var delay time.Duration
 	for {
@@ -53,7 +71,12 @@ func (w *worker) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		n, err := w.pass(ctx)
+		c, err := w.claim(ctx)
+		n := 0
+		if c != nil {
+			n = len(c.batch.items)
+			w.handOff(ctx, handoff, c)
+		}
 		switch {
 		case err != nil:
 			if ctx.Err() == nil {
@@ -71,6 +94,16 @@ func (w *worker) run(ctx context.Context) {
 	}
 }
 
+// handOff passes c to the publishing side; on shutdown it is delivered
+// right here instead, which (the context being done) releases its rows.
+func (w *worker) handOff(ctx context.Context, handoff chan<- *claimed, c *claimed) {
+	select {
+	case handoff <- c:
+	case <-ctx.Done():
+		w.deliver(ctx, c)
+	}
+}
+
 // wait sleeps for d or until a wakeup; ok is false when ctx ended.
 func (w *worker) wait(ctx context.Context, d time.Duration) (woke, ok bool) {
 	t := time.NewTimer(d)
@@ -85,8 +118,19 @@ func (w *worker) wait(ctx context.Context, d time.Duration) (woke, ok bool) {
 	}
 }
 
-// pass claims one batch and relays it, returning how many rows it claimed.
-func (w *worker) pass(ctx context.Context) (int, error) {
+// claimed is a claimed batch on its way to the broker.
+type claimed struct {
+	batch *batch
+	fence store.Fence
+	// deadline is when publishing must be over: the lease's end measured
+	// from before the claim was sent, less a safety margin, so no other
+	// worker can take these rows meanwhile.
+	deadline time.Time
+	stats    BatchStats
+}
+
+// claim claims one batch; nil when there was nothing to claim.
+func (w *worker) claim(ctx context.Context) (*claimed, error) {
 	start := time.Now()
 	token := rand.Int64()
 	recs, err := w.store.Claim(ctx, store.ClaimParams{
@@ -95,19 +139,23 @@ func (w *worker) pass(ctx context.Context) (int, error) {
 		ParkOnDead: w.lane.OnDead == OnDeadPark,
 	})
 	if err != nil || len(recs) == 0 {
-		return 0, err
+		return nil, err
 	}
-	stats := BatchStats{Lane: w.lane.Name, Worker: w.id, Claimed: len(recs), Claim: time.Since(start)}
-	// Publishing must end well inside the lease, measured from before the
-	// claim was sent, so no other worker can take these rows meanwhile.
-	deadline := start.Add(w.lane.Lease - w.lane.Lease/10)
-	b := newBatch(w, recs)
+	return &claimed{
+		batch:    newBatch(w, recs),
+		fence:    store.Fence{Table: w.lane.Table, Token: token},
+		deadline: start.Add(w.lane.Lease - w.lane.Lease/10),
+		stats:    BatchStats{Lane: w.lane.Name, Worker: w.id, Claimed: len(recs), Claim: time.Since(start)},
+	}, nil
+}
+
+// deliver publishes a claimed batch and marks the outcomes.
+func (w *worker) deliver(ctx context.Context, c *claimed) {
 	pubStart := time.Now()
-	b.publish(ctx, deadline)
-	stats.Publish = time.Since(pubStart)
+	c.batch.publish(ctx, c.deadline)
+	c.stats.Publish = time.Since(pubStart)
 	markStart := time.Now()
-	b.mark(ctx, store.Fence{Table: w.lane.Table, Token: token}, &stats)
-	stats.Mark = time.Since(markStart)
-	w.obs.BatchDone(stats)
-	return len(recs), nil
+	c.batch.mark(ctx, c.fence, &c.stats)
+	c.stats.Mark = time.Since(markStart)
+	w.obs.BatchDone(c.stats)
 }
