@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -49,6 +50,11 @@ func placeholders(n int) string {
 // Claim leases up to p.Limit claimable rows in one UPDATE … RETURNING.
 // Unordered lanes take rows by (available_at, id), straight off the claim
 // index; ordered lanes by id, skipping keys whose earlier rows block them.
+//
+// A key is (tenant, partition_key) within the table. An earlier row of the
+// key blocks whichever lane it belongs to (in flight, backing off, or dead
+// with ParkOnDead); a ready earlier row outside the lane's type filters does
+// not, so lanes that split one table by type keep order only within a lane.
 func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
 	qt, err := quote(p.Table)
 	if err != nil {
@@ -63,7 +69,6 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	query, args := claimQuery(qt, p)
 	var recs []store.Record
 	err = s.write(ctx, func() error {
-		var err error
 		rows, err := s.stmts.query(ctx, s.db, query, args...)
 		if err != nil {
 			return err
@@ -75,7 +80,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 		return nil, wrap("claim", p.Table, err)
 	}
 	// RETURNING has no defined order; the relay wants claim order.
-	slices.SortFunc(recs, func(a, b store.Record) int { return compareInt(a.ID, b.ID) })
+	slices.SortFunc(recs, func(a, b store.Record) int { return cmp.Compare(a.ID, b.ID) })
 	return recs, nil
 }
 
@@ -108,16 +113,6 @@ RETURNING ` + columns
 	args = append(args, fargs...)
 	args = append(args, p.Limit)
 	return query, args
-}
-
-func compareInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // queryer is a *sql.DB, *sql.Conn or *sql.Tx.
