@@ -7,14 +7,25 @@ import (
 	"sort"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/heraldhq/herald/broker/kafka"
+	"github.com/heraldhq/herald/broker/rabbitmq"
+	"github.com/heraldhq/herald/broker/redis"
+	"github.com/heraldhq/herald/broker/rocketmq"
+	"github.com/heraldhq/herald/broker/webhook"
 )
 
 // Broker is one entry of `brokers`: its `type` picks which of the fields
 // below is set, and the entry's other keys must belong to that type.
 type Broker struct {
-	Type   string
-	NATS   *NATSBroker
-	Stdout *StdoutBroker
+	Type     string
+	NATS     *NATSBroker
+	Stdout   *StdoutBroker
+	Kafka    *KafkaBroker
+	RabbitMQ *RabbitMQBroker
+	Redis    *RedisBroker
+	RocketMQ *RocketMQBroker
+	Webhook  *WebhookBroker
 }
 
 // NATSBroker is a broker of type nats (NATS JetStream).
@@ -55,8 +66,50 @@ type StdoutBroker struct {
 	Source string `yaml:"source"`
 }
 
+// KafkaBroker is a broker of type kafka; its keys are kafka.Config's.
+type KafkaBroker struct {
+	Type         string `yaml:"type"`
+	kafka.Config `yaml:",inline"`
+}
+
+// RabbitMQBroker is a broker of type rabbitmq; its keys are rabbitmq.Config's.
+type RabbitMQBroker struct {
+	Type            string `yaml:"type"`
+	rabbitmq.Config `yaml:",inline"`
+}
+
+// RedisBroker is a broker of type redis (Redis Streams); its keys are redis.Config's.
+type RedisBroker struct {
+	Type         string `yaml:"type"`
+	redis.Config `yaml:",inline"`
+}
+
+// RocketMQBroker is a broker of type rocketmq; its keys are rocketmq.Config's.
+type RocketMQBroker struct {
+	Type            string `yaml:"type"`
+	rocketmq.Config `yaml:",inline"`
+}
+
+// WebhookBroker is a broker of type webhook; its keys are webhook.Config's.
+// The lane's destination is the URL template.
+type WebhookBroker struct {
+	Type           string `yaml:"type"`
+	webhook.Config `yaml:",inline"`
+}
+
 // brokerTypes maps each type name to a decoder of its strict struct.
 var brokerTypes = map[string]func(b *Broker, n *yaml.Node) error{
+	"kafka": func(b *Broker, n *yaml.Node) error { b.Kafka = &KafkaBroker{}; return decodeStrict(n, b.Kafka) },
+	"rabbitmq": func(b *Broker, n *yaml.Node) error {
+		b.RabbitMQ = &RabbitMQBroker{}
+		return decodeStrict(n, b.RabbitMQ)
+	},
+	"redis": func(b *Broker, n *yaml.Node) error { b.Redis = &RedisBroker{}; return decodeStrict(n, b.Redis) },
+	"rocketmq": func(b *Broker, n *yaml.Node) error {
+		b.RocketMQ = &RocketMQBroker{}
+		return decodeStrict(n, b.RocketMQ)
+	},
+	"webhook": func(b *Broker, n *yaml.Node) error { b.Webhook = &WebhookBroker{}; return decodeStrict(n, b.Webhook) },
 	"nats": func(b *Broker, n *yaml.Node) error {
 		b.NATS = &NATSBroker{}
 		return decodeStrict(n, b.NATS)
@@ -132,6 +185,18 @@ func (b *Broker) applyDefaults() {
 }
 
 func (b *Broker) validate() error {
+	switch {
+	case b.Kafka != nil:
+		return b.Kafka.WithDefaults().Validate()
+	case b.RabbitMQ != nil:
+		return b.RabbitMQ.WithDefaults().Validate()
+	case b.Redis != nil:
+		return b.Redis.WithDefaults().Validate()
+	case b.RocketMQ != nil:
+		return b.RocketMQ.WithDefaults().Validate()
+	case b.Webhook != nil:
+		return b.Webhook.WithDefaults().Validate()
+	}
 	if n := b.NATS; n != nil {
 		if n.Stream == "" {
 			return fmt.Errorf("stream is required")

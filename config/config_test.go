@@ -56,23 +56,27 @@ admin: {addr: "127.0.0.1:8080"}
 func TestBadConfigNamesTheKey(t *testing.T) {
 	base := "store: {driver: sqlite, dsn: x.db}\nbrokers:\n  b: {type: stdout}\n"
 	cases := map[string]struct{ yaml, want string }{
-		"unknown top key":      {base + "lanes: [{name: a, destination: x}]\nbogus: 1\n", "field bogus not found"},
-		"unknown lane key":     {base + "lanes: [{name: a, destination: x, colour: red}]\n", "field colour not found"},
-		"unknown broker key":   {"brokers:\n  b: {type: stdout, stream: X}\nlanes: [{name: a, destination: x}]\n", "field stream not found"},
-		"unknown broker type":  {"brokers:\n  b: {type: carrier_pigeon}\nlanes: [{name: a, destination: x}]\n", `broker type "carrier_pigeon"`},
-		"unknown strategy":     {base + "lanes: [{name: a, destination: x, retry: {strategy: linear}}]\n", "retry.strategy"},
-		"bad duration":         {base + "lanes: [{name: a, destination: x, poll_interval: soon}]\n", `"soon" is not a duration`},
-		"bad identifier":       {base + "lanes: [{name: a, destination: x, table: \"t; DROP TABLE x\"}]\n", "table:"},
-		"unknown broker":       {base + "lanes: [{name: a, destination: x, broker: nope}]\n", `broker: unknown broker "nope"`},
-		"bad template":         {base + "lanes: [{name: a, destination: \"x.{colour}\"}]\n", "unknown placeholder {colour}"},
-		"bad driver":           {"store: {driver: oracle, dsn: x}\nbrokers:\n  b: {type: stdout}\nlanes: [{name: a, destination: x}]\n", "store.driver"},
-		"bad ordering":         {base + "lanes: [{name: a, destination: x, ordering: total}]\n", "ordering"},
-		"lease under timeout":  {base + "lanes: [{name: a, destination: x, publish_timeout: 3s, lease: 1s}]\n", "lease"},
-		"duplicate lane":       {base + "lanes: [{name: a, destination: x}, {name: a, destination: y}]\n", "defined twice"},
-		"no lanes":             {base, "lanes: at least one lane"},
-		"negative batch":       {base + "lanes: [{name: a, destination: x, batch_size: -1}]\n", "batch_size"},
-		"nats without stream":  {"brokers:\n  b: {type: nats}\nlanes: [{name: a, destination: x}]\n", "brokers.b: stream is required"},
-		"hostile unicode name": {base + "lanes: [{name: a, destination: x, table: \"оutbox\"}]\n", "table:"},
+		"unknown top key":       {base + "lanes: [{name: a, destination: x}]\nbogus: 1\n", "field bogus not found"},
+		"unknown lane key":      {base + "lanes: [{name: a, destination: x, colour: red}]\n", "field colour not found"},
+		"unknown broker key":    {"brokers:\n  b: {type: stdout, stream: X}\nlanes: [{name: a, destination: x}]\n", "field stream not found"},
+		"unknown broker type":   {"brokers:\n  b: {type: carrier_pigeon}\nlanes: [{name: a, destination: x}]\n", `broker type "carrier_pigeon"`},
+		"unknown strategy":      {base + "lanes: [{name: a, destination: x, retry: {strategy: linear}}]\n", "retry.strategy"},
+		"bad duration":          {base + "lanes: [{name: a, destination: x, poll_interval: soon}]\n", `"soon" is not a duration`},
+		"bad identifier":        {base + "lanes: [{name: a, destination: x, table: \"t; DROP TABLE x\"}]\n", "table:"},
+		"unknown broker":        {base + "lanes: [{name: a, destination: x, broker: nope}]\n", `broker: unknown broker "nope"`},
+		"bad template":          {base + "lanes: [{name: a, destination: \"x.{colour}\"}]\n", "unknown placeholder {colour}"},
+		"bad driver":            {"store: {driver: oracle, dsn: x}\nbrokers:\n  b: {type: stdout}\nlanes: [{name: a, destination: x}]\n", "store.driver"},
+		"bad ordering":          {base + "lanes: [{name: a, destination: x, ordering: total}]\n", "ordering"},
+		"lease under timeout":   {base + "lanes: [{name: a, destination: x, publish_timeout: 3s, lease: 1s}]\n", "lease"},
+		"duplicate lane":        {base + "lanes: [{name: a, destination: x}, {name: a, destination: y}]\n", "defined twice"},
+		"no lanes":              {base, "lanes: at least one lane"},
+		"negative batch":        {base + "lanes: [{name: a, destination: x, batch_size: -1}]\n", "batch_size"},
+		"nats without stream":   {"brokers:\n  b: {type: nats}\nlanes: [{name: a, destination: x}]\n", "brokers.b: stream is required"},
+		"kafka unknown key":     {"brokers:\n  k: {type: kafka, brokers: [\"127.0.0.1:9092\"], stream: X}\nlanes: [{name: a, destination: x}]\n", "field stream not found"},
+		"kafka bad sasl":        {"brokers:\n  k: {type: kafka, sasl: {mechanism: MD5, username: u, password: p}}\nlanes: [{name: a, destination: x}]\n", "brokers.k:"},
+		"webhook not a URL":     {"brokers:\n  w: {type: webhook, secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw}\nlanes: [{name: a, destination: \"partner/{event_type}\"}]\n", "absolute http(s) URL"},
+		"rocketmq bad tag mode": {"brokers:\n  r: {type: rocketmq, name_servers: [\"127.0.0.1:9876\"], group: g, tag_mode: colour}\nlanes: [{name: a, destination: x}]\n", "brokers.r:"},
+		"hostile unicode name":  {base + "lanes: [{name: a, destination: x, table: \"оutbox\"}]\n", "table:"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -92,5 +96,31 @@ func TestEnvOverridesStore(t *testing.T) {
 	f := Defaults()
 	if f.Store.DSN != "other.db" {
 		t.Fatalf("HERALD_STORE_DSN not applied: %q", f.Store.DSN)
+	}
+}
+
+// Every broker type reads its own keys from the YAML.
+func TestEveryBrokerTypeParses(t *testing.T) {
+	f, err := Parse([]byte(`
+brokers:
+  k:  {type: kafka, brokers: ["127.0.0.1:9092"], client_id: herald}
+  r:  {type: rabbitmq, url: "amqp://guest:guest@127.0.0.1:5672/", exchange: events}
+  rd: {type: redis, url: "redis://127.0.0.1:6379/0", max_len: 1000}
+  mq: {type: rocketmq, name_servers: ["127.0.0.1:9876"], group: herald, tag_mode: event_type, key_headers: [transaction_id]}
+  w:  {type: webhook, secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw, max_per_host: 4, timeout: 5s}
+lanes:
+  - {name: a, broker: k, destination: "t.{topic}"}
+  - {name: b, broker: r, destination: "{event_type}"}
+  - {name: c, broker: rd, destination: "s:{tenant}"}
+  - {name: d, broker: mq, destination: "{topic}"}
+  - {name: e, broker: w, destination: "https://partner.example/hooks/{event_type}"}
+`), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := f.Brokers
+	if b["k"].Kafka.ClientID != "herald" || b["r"].RabbitMQ.Exchange != "events" || b["rd"].Redis.MaxLen != 1000 ||
+		b["mq"].RocketMQ.TagMode != "event_type" || b["w"].Webhook.Timeout != 5*time.Second {
+		t.Fatalf("broker keys not read: %+v %+v %+v %+v %+v", b["k"].Kafka, b["r"].RabbitMQ, b["rd"].Redis, b["mq"].RocketMQ, b["w"].Webhook)
 	}
 }

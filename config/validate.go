@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -115,8 +116,10 @@ func (l *Lane) validate(brokers map[string]*Broker) []error {
 	if _, ok := brokers[l.Broker]; !ok {
 		add("broker", fmt.Errorf("unknown broker %q (configured: %s)", l.Broker, strings.Join(sortedKeys(brokers), ", ")))
 	}
-	if _, err := broker.ParseTemplate(l.Destination); err != nil {
+	if tpl, err := broker.ParseTemplate(l.Destination); err != nil {
 		add("destination", err)
+	} else if b := brokers[l.Broker]; b != nil && b.Webhook != nil {
+		add("destination", webhookURL(tpl))
 	}
 	add("ordering", oneOf(l.Ordering, "", "none", "key"))
 	add("on_dead", oneOf(l.OnDead, "", "park", "skip"))
@@ -168,4 +171,15 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// webhookURL checks that a webhook lane's destination renders to an
+// absolute http(s) URL (placeholders filled with a sample value).
+func webhookURL(tpl broker.Template) error {
+	sample := herald.Event{Topic: "topic", Type: "Type", Tenant: "tenant", PartitionKey: "key"}
+	u, err := url.Parse(tpl.Render(sample))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("a webhook destination must be an absolute http(s) URL such as \"https://partner.example/hooks/{event_type}\"")
+	}
+	return nil
 }

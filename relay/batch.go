@@ -164,14 +164,14 @@ func (b *batch) publishRound(ctx context.Context, idx []int) {
 // retryAfterError is implemented by publisher errors that carry the
 // broker's own wait (an HTTP Retry-After).
 type retryAfterError interface {
-	RetryAfter() time.Duration
+	RetryDelay() time.Duration
 }
 
 // nextAttempt returns the wait before a failed item's next try.
 func (b *batch) nextAttempt(it *item) time.Duration {
 	var ra retryAfterError
-	if errors.As(it.err, &ra) && ra.RetryAfter() > 0 {
-		return min(ra.RetryAfter(), b.w.lane.Retry.Max)
+	if errors.As(it.err, &ra) && ra.RetryDelay() > 0 {
+		return min(ra.RetryDelay(), b.w.lane.Retry.Max)
 	}
 	return b.w.lane.Retry.Backoff(it.rec.Attempts)
 }

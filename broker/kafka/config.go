@@ -100,8 +100,8 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// validate checks the fields after defaults, naming the one at fault.
-func (c Config) validate() error {
+// Validate checks the fields after defaults, naming the one at fault.
+func (c Config) Validate() error {
 	for i, b := range c.Brokers {
 		if b == "" || !strings.Contains(b, ":") {
 			return fmt.Errorf("kafka: brokers[%d]: want host:port, got %q", i, b)

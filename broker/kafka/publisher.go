@@ -60,7 +60,7 @@ var (
 // unreachable cluster shows as retryable publish errors, not here.
 func New(_ context.Context, cfg Config) (*Publisher, error) {
 	cfg = cfg.WithDefaults()
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	opts := []kgo.Opt{

@@ -67,8 +67,8 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// validate checks the fields after defaults, naming the one at fault.
-func (c Config) validate() error {
+// Validate checks the fields after defaults, naming the one at fault.
+func (c Config) Validate() error {
 	u, err := url.Parse(c.URL)
 	switch {
 	case err != nil || (u.Scheme != "amqp" && u.Scheme != "amqps") || u.Host == "":

@@ -65,7 +65,7 @@ var (
 // New checks cfg and connects within ctx; the exchange must exist.
 func New(ctx context.Context, cfg Config) (*Publisher, error) {
 	cfg = cfg.WithDefaults()
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	s, err := dial(ctx, cfg)

@@ -65,8 +65,8 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// validate checks the fields after defaults, naming the one at fault.
-func (c Config) validate() error {
+// Validate checks the fields after defaults, naming the one at fault.
+func (c Config) Validate() error {
 	switch {
 	case c.MaxLen < 0:
 		return fmt.Errorf("redis: max_len: must be zero or positive, got %d", c.MaxLen)

@@ -55,7 +55,7 @@ var (
 // New checks cfg, connects and pings the server within ctx.
 func New(ctx context.Context, cfg Config) (*Publisher, error) {
 	cfg = cfg.WithDefaults()
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	opts, err := goredis.ParseURL(cfg.URL)

@@ -96,8 +96,8 @@ func (c Config) secretKey() ([]byte, error) {
 	return key, nil
 }
 
-// validate checks the fields after defaults, naming the one at fault.
-func (c Config) validate() error {
+// Validate checks the fields after defaults, naming the one at fault.
+func (c Config) Validate() error {
 	switch {
 	case c.MaxPerHost < 0:
 		return fmt.Errorf("webhook: max_per_host: must be positive, got %d", c.MaxPerHost)

@@ -74,7 +74,7 @@ var (
 // the other adapters.
 func New(_ context.Context, cfg Config) (*Publisher, error) {
 	cfg = cfg.WithDefaults()
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	key, err := cfg.secretKey()
