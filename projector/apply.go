@@ -61,6 +61,39 @@ func (p *Projector) handle(ctx context.Context, m broker.Received) {
 	}
 }
 
+// handleBatch applies messages in one transaction and settles those done.
+// The rest (a handler failure and everything after it, rows not due or
+// busy, or the whole batch when the store failed) go through handle one by
+// one, in order, which retries them as usual: one key's events stay in order.
+func (p *Projector) handleBatch(ctx context.Context, msgs []broker.Received) {
+	ps := make([]store.ApplyParams, len(msgs))
+	for i, m := range msgs {
+		ps[i] = store.ApplyParams{Lease: p.cfg.Lease, ProjectionKey: store.ProjectionKey{Table: p.cfg.Table,
+			Projection: p.cfg.Name, Tenant: m.Event.Tenant, EventID: m.Event.ID}}
+	}
+	res, err := p.cfg.Store.ApplyBatch(ctx, ps, func(tx *sql.Tx, i int) error { return p.call(ctx, tx, msgs[i].Event) })
+	if err != nil {
+		// Nothing committed (or ctx ended): each message on its own.
+		res = make([]store.ApplyResult, len(msgs))
+	}
+	for i, m := range msgs {
+		switch r := res[i]; {
+		case m.Event.ID == "":
+			p.handle(ctx, m) // refused there, loudly
+		case r.Outcome == store.Applied || r.Outcome == store.Finished:
+			p.ack(m)
+		case r.Outcome == store.HandlerFailed && ctx.Err() == nil:
+			if p.fail(ctx, ps[i].ProjectionKey, m.Event, r.Attempts, r.Err) {
+				p.ack(m)
+				continue
+			}
+			p.handle(ctx, m)
+		default:
+			p.handle(ctx, m)
+		}
+	}
+}
+
 // fail records a handler failure and reports whether the event is now dead
 // (settled for good). Otherwise it waits out the backoff before returning.
 func (p *Projector) fail(ctx context.Context, key store.ProjectionKey, ev herald.Event, attempts int, herr error) bool {

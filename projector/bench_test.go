@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -16,11 +18,13 @@ import (
 
 // BenchmarkApply measures the exactly-once step alone: claim, counting
 // handler and done mark in one transaction, with 1 and 8 concurrent
-// workers on distinct events. It reports events/s.
+// workers on distinct events, one event or 32 per transaction. It reports
+// events/s.
 func BenchmarkApply(b *testing.B) {
 	for _, be := range projectortest.Backends() {
-		for _, workers := range []int{1, 8} {
-			b.Run(fmt.Sprintf("%s/workers=%d", be.Name, workers), func(b *testing.B) {
+		for _, c := range []struct{ workers, batch int }{{1, 1}, {8, 1}, {1, 32}, {8, 32}} {
+			workers, batch := c.workers, c.batch
+			b.Run(fmt.Sprintf("%s/workers=%d/batch=%d", be.Name, workers, batch), func(b *testing.B) {
 				open := be.Open(b)
 				s := open(b)
 				model := projectortest.NewModel(b, s)
@@ -33,26 +37,20 @@ func BenchmarkApply(b *testing.B) {
 				for i := range evs {
 					evs[i] = projectortest.Event(fmt.Sprintf("k%d", i%100), int64(i))
 				}
-				next := make(chan herald.Event, b.N)
-				for _, ev := range evs {
-					next <- ev
+				// Each worker gets its own keys, as the projector's lanes do.
+				lanes := make([]chan herald.Event, workers)
+				for w := range lanes {
+					lanes[w] = make(chan herald.Event, b.N)
 				}
-				close(next)
+				for i, ev := range evs {
+					lanes[(i%100)%workers] <- ev
+				}
 				b.ResetTimer()
 				start := time.Now()
 				var wg sync.WaitGroup
-				for range workers {
-					wg.Go(func() {
-						for ev := range next {
-							k := store.ProjectionKey{Table: table, Projection: "bench", EventID: ev.ID}
-							_, err := s.Apply(context.Background(), store.ApplyParams{ProjectionKey: k, Lease: time.Minute},
-								func(tx *sql.Tx) error { return model.Bump(context.Background(), tx, ev) })
-							if err != nil {
-								b.Error(err)
-								return
-							}
-						}
-					})
+				for _, lane := range lanes {
+					close(lane)
+					wg.Go(func() { applyAll(b, s, table, model, lane, batch) })
 				}
 				wg.Wait()
 				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
@@ -83,7 +81,7 @@ func BenchmarkOutboxProjection(b *testing.B) {
 			})
 			enqueueKeyed(b, s, outbox, b.N, 100)
 			p, err := projector.New(projector.Config{Name: "count", Store: open(b), Table: table, Handler: model.Bump,
-				Workers: 8, BatchSize: 256})
+				Workers: 8, BatchSize: 256, ApplyBatch: benchApplyBatch()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -105,5 +103,42 @@ func BenchmarkOutboxProjection(b *testing.B) {
 			<-done
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
 		})
+	}
+}
+
+// benchApplyBatch reads HERALD_BENCH_APPLY_BATCH, for comparing batch sizes.
+func benchApplyBatch() int {
+	n, _ := strconv.Atoi(os.Getenv("HERALD_BENCH_APPLY_BATCH"))
+	return n
+}
+
+// applyAll applies the events from next, batch at a time.
+func applyAll(b *testing.B, s projectortest.Store, table string, model *projectortest.Model, next <-chan herald.Event, batch int) {
+	ctx := context.Background()
+	for {
+		var evs []herald.Event
+		for ev := range next {
+			evs = append(evs, ev)
+			if len(evs) == batch {
+				break
+			}
+		}
+		if len(evs) == 0 {
+			return
+		}
+		ps := make([]store.ApplyParams, len(evs))
+		for i, ev := range evs {
+			ps[i] = store.ApplyParams{ProjectionKey: store.ProjectionKey{Table: table, Projection: "bench", EventID: ev.ID}, Lease: time.Minute}
+		}
+		var err error
+		if batch == 1 {
+			_, err = s.Apply(ctx, ps[0], func(tx *sql.Tx) error { return model.Bump(ctx, tx, evs[0]) })
+		} else {
+			_, err = s.ApplyBatch(ctx, ps, func(tx *sql.Tx, i int) error { return model.Bump(ctx, tx, evs[i]) })
+		}
+		if err != nil {
+			b.Error(err)
+			return
+		}
 	}
 }

@@ -65,6 +65,10 @@ type Config struct {
 	// BatchSize is the most messages taken from the source at once.
 	// Defaults to 64.
 	BatchSize int
+	// ApplyBatch is the most events of one worker applied in one
+	// transaction (each under a savepoint): one commit, so one fsync, for
+	// all of them. 1 applies one event per transaction. Defaults to 32.
+	ApplyBatch int
 	// Lease bounds a claim: a processing row older than this may be taken
 	// over. Defaults to 1m.
 	Lease time.Duration
@@ -94,6 +98,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = 64
+	}
+	if c.ApplyBatch <= 0 {
+		c.ApplyBatch = 32
 	}
 	if c.Lease <= 0 {
 		c.Lease = time.Minute

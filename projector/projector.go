@@ -99,15 +99,34 @@ func laneOf(m broker.Received, n int) int {
 	return int(h.Sum32() % uint32(n))
 }
 
-// work applies the messages of one lane. After ctx ends it hands back what
-// is left in the lane.
+// work applies the messages of one lane, in batches of what is already
+// waiting (up to Config.ApplyBatch). After ctx ends it hands back what is
+// left in the lane.
 func (p *Projector) work(ctx context.Context, lane <-chan broker.Received) {
+	batch := make([]broker.Received, 0, p.cfg.ApplyBatch)
 	for m := range lane {
 		if ctx.Err() != nil {
 			nackAll([]broker.Received{m})
 			continue
 		}
-		p.handle(ctx, m)
+		batch = append(batch[:0], m)
+	fill:
+		for len(batch) < p.cfg.ApplyBatch {
+			select {
+			case m, ok := <-lane:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, m)
+			default:
+				break fill
+			}
+		}
+		if len(batch) == 1 {
+			p.handle(ctx, batch[0])
+		} else {
+			p.handleBatch(ctx, batch)
+		}
 	}
 }
 

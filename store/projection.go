@@ -43,6 +43,9 @@ type ProjectionKey struct {
 // Outcome is what an Apply did with its claim.
 type Outcome int
 
+// NotRun is the zero Outcome: ApplyBatch stopped before the item.
+const NotRun Outcome = 0
+
 // The outcomes of Apply.
 const (
 	// Applied: claimed, the handler ran and the row is done, committed.
@@ -75,6 +78,9 @@ type ApplyResult struct {
 	Attempts int
 	// Wait is how long until the row may be claimed (NotDue, Busy).
 	Wait time.Duration
+	// Err is the handler's error, wrapping ErrHandler (HandlerFailed from
+	// ApplyBatch; Apply returns it as its error).
+	Err error
 }
 
 // ProjectionFailure records one failed attempt.
@@ -160,6 +166,13 @@ type ProjectionStore interface {
 	// On fn's error it rolls back and returns HandlerFailed with an error
 	// wrapping ErrHandler and fn's error.
 	Apply(ctx context.Context, p ApplyParams, fn func(tx *sql.Tx) error) (ApplyResult, error)
+	// ApplyBatch is Apply for several events, in order, in one
+	// transaction (one commit, one fsync). It stops at the first handler
+	// failure: that item is reported HandlerFailed with its error in the
+	// result's Err, the items after it NotRun, and the items before it are
+	// committed (run again in a new transaction, since the failure rolled
+	// them back). An error returned means nothing was committed.
+	ApplyBatch(ctx context.Context, ps []ApplyParams, fn func(tx *sql.Tx, i int) error) ([]ApplyResult, error)
 	// Fail records a failed attempt in its own transaction: attempts + 1,
 	// last_error, next attempt after the backoff, dead when permanent or out
 	// of attempts. It never changes a done or dead row. It returns the row's

@@ -166,3 +166,8 @@ func (s *Store) CleanupProjection(ctx context.Context, table, projection string,
 func (s *Store) ScanOutbox(ctx context.Context, p store.OutboxScanParams) ([]store.Record, error) {
 	return s.dialect().ScanOutbox(ctx, p)
 }
+
+// ApplyBatch runs several projection steps in one transaction; see store.ProjectionStore.
+func (s *Store) ApplyBatch(ctx context.Context, ps []store.ApplyParams, fn func(tx *sql.Tx, i int) error) ([]store.ApplyResult, error) {
+	return s.dialect().ApplyBatch(ctx, ps, fn)
+}
