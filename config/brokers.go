@@ -78,6 +78,7 @@ func (rt *Runtime) startNATS(ctx context.Context, name string, c *NATSBroker, lo
 	} else {
 		rt.Endpoints[name] = "NATS JetStream at " + Redact(url)
 	}
+	rt.NATSURLs[name] = url
 	p, err := nats.New(ctx, nats.Config{URL: url, Stream: c.Stream, Subjects: c.Subjects,
 		CreateStream: c.CreateStream, Source: c.Source, CredsFile: c.CredsFile})
 	if err != nil {

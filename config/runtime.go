@@ -23,7 +23,13 @@ type Runtime struct {
 	// Endpoints describes where each broker is reached, for `herald run` to
 	// print (embedded servers above all).
 	Endpoints map[string]string
-	closers   []func() error
+	// NATSURLs is the client URL of each nats broker, set by StartBrokers:
+	// the configured url, or the address an embedded server actually
+	// listens on (chosen at start when its port is -1). Programs use it to
+	// connect consumers (a projector's subscriber) to the same server. It
+	// may hold credentials: do not log it.
+	NATSURLs map[string]string
+	closers  []func() error
 }
 
 // OpenStore opens the configured store (and migrates every lane's table
@@ -33,7 +39,7 @@ func OpenStore(ctx context.Context, f *File, migrate bool) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{File: f, Store: s, Endpoints: map[string]string{}}
+	rt := &Runtime{File: f, Store: s, Endpoints: map[string]string{}, NATSURLs: map[string]string{}}
 	rt.closers = append(rt.closers, s.Close)
 	if migrate && *f.Store.Migrate {
 		if err := rt.Migrate(ctx); err != nil {
