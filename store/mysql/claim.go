@@ -100,19 +100,45 @@ func lockCandidates(ctx context.Context, tx *sql.Tx, table string, status store.
 	return scanRecords(rows)
 }
 
-// candidateQuery is the locking read of lockCandidates. With a tenant, the
-// tenant_claim index serves it; without, the claim index; either way the
-// index order is the ORDER BY (TestClaimPlans checks both).
+// candidateQuery is the locking read of lockCandidates, off the index
+// claimIndex names, in that index's order (TestClaimPlans checks).
 func candidateQuery(table string, status store.Status, p store.ClaimParams, limit int) (string, []any) {
 	scope, args := sqlcommon.ScopeWhere(p.Scope, "r")
-	q := "SELECT " + recordColumns("r") + ", UTC_TIMESTAMP(6) FROM " + table + ` r
+	q := "SELECT " + recordColumns("r") + ", UTC_TIMESTAMP(6) FROM " + table + " r FORCE INDEX (" +
+		claimIndex(status, p) + `)
 WHERE r.status = ? AND r.available_at <= UTC_TIMESTAMP(6)` + scope
 	args = append([]any{string(status)}, args...)
 	if p.Ordered {
 		q += " AND (r.partition_key = '' OR NOT EXISTS (" + blockedByState(table, p.ParkOnDead) + "))"
 	}
-	q += " ORDER BY r.available_at, r.id LIMIT ? FOR UPDATE SKIP LOCKED"
+	q += " ORDER BY " + claimOrder(status, p.Ordered) + " LIMIT ? FOR UPDATE SKIP LOCKED"
 	return q, append(args, limit)
+}
+
+// claimIndex names the index whose order is claimOrder's. It is forced: an
+// outbox swings between empty and a large backlog faster than the
+// optimizer's statistics follow, and the wrong pick means a sort of every
+// ready row, or (for the fenced marks) gap locks.
+func claimIndex(status store.Status, p store.ClaimParams) string {
+	switch {
+	case p.Ordered && status == store.StatusPending:
+		return "ordered_claim"
+	case p.Tenant != "":
+		return "tenant_claim"
+	}
+	return "claim"
+}
+
+// claimOrder is the order candidates are taken in. Ordered lanes take ready
+// rows by id, off the ordered_claim index: in (available_at, id) order a
+// retried head (due later) would come after its key's later rows, which the
+// order check then drops, and a batch could fill up with such rows forever.
+// Expired leases are few; they keep the claim index's order.
+func claimOrder(status store.Status, ordered bool) string {
+	if ordered && status == store.StatusPending {
+		return "r.id"
+	}
+	return "r.available_at, r.id"
 }
 
 // blockedByState is the ordered lanes' pre-filter: an earlier row of the

@@ -54,9 +54,8 @@ func (s *Store) Discard(ctx context.Context, f store.Fence, ids []int64) ([]int6
 
 // fenced changes the rows of ids that are still in flight under f.Token
 // (SET set, or DELETE when set is empty) and returns the others: their lease
-// was lost. It is one autocommit statement; its WHERE is an equality on
-// the primary key, which takes record locks only, no gap locks, at any
-// isolation level. Only when fewer rows changed than asked (a lease was
+// was lost. It is one autocommit statement that looks rows up by primary
+// key, which takes record locks only, no gap locks, at any isolation level. Only when fewer rows changed than asked (a lease was
 // lost, which is rare) does a second read find out which: the rows now in
 // target under the token are this call's. A row this call moved back to
 // pending and that another worker claimed in between reads as lost, which
@@ -66,12 +65,14 @@ func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int6
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	var q string
+	// FORCE INDEX (PRIMARY): left alone, the optimizer may walk the status
+	// range of a secondary index instead, and at the session's default
+	// REPEATABLE READ that takes gap locks which deadlock with claims.
+	// (The multi-table DELETE form is the one that takes an index hint.)
 	where := " WHERE id IN (" + sqlcommon.Marks(len(ids)) + ") AND lease_token = ? AND status = 'in_flight'"
+	q := "UPDATE " + table + " FORCE INDEX (PRIMARY) SET " + set + where
 	if set == "" {
-		q = "DELETE FROM " + table + where
-	} else {
-		q = "UPDATE " + table + " SET " + set + where
+		q = "DELETE o FROM " + table + " AS o FORCE INDEX (PRIMARY)" + where
 	}
 	args := append(append(setArgs, sqlcommon.Int64Args(ids)...), f.Token)
 	var lost []int64

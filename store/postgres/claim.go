@@ -58,8 +58,16 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 func candidates(table string, p store.ClaimParams, extra string) (string, []any) {
 	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "r")
 	branch := func(status string) string {
+		order := "r.available_at, r.id"
+		if p.Ordered && status == "pending" {
+			// By id, off the ordered_claim index: in (available_at, id)
+			// order a retried head (due later) would come after its key's
+			// later rows, which the order check drops, and a batch could
+			// fill up with such rows forever.
+			order = "r.id"
+		}
 		return "SELECT r.id, r.tenant, r.partition_key FROM " + table + " r WHERE r.status = '" + status +
-			"' AND r.available_at <= now()" + scope + extra + " ORDER BY r.available_at, r.id LIMIT ? FOR UPDATE SKIP LOCKED"
+			"' AND r.available_at <= now()" + scope + extra + " ORDER BY " + order + " LIMIT ? FOR UPDATE SKIP LOCKED"
 	}
 	q := "WITH expired AS (" + branch("in_flight") + "), ready AS (" + branch("pending") + `),
 picked AS (SELECT * FROM expired UNION ALL SELECT * FROM ready LIMIT ?)`

@@ -41,15 +41,17 @@ func TestClaimPlans(t *testing.T) {
 		{store.Scope{Table: table, Tenant: "t1"}, table + "_tenant_claim"},
 	} {
 		for _, ordered := range []bool{false, true} {
-			extra := ""
+			extra, index := "", tc.index
 			if ordered {
 				extra = " AND (r.partition_key = '' OR NOT EXISTS (" + blockedByState(`"`+table+`"`, false) + "))"
+				index = table + "_ordered_claim"
 			}
-			cte, args := candidates(`"`+table+`"`, store.ClaimParams{Scope: tc.scope, Limit: 100}, extra)
+			p := store.ClaimParams{Scope: tc.scope, Limit: 100, Ordered: ordered}
+			cte, args := candidates(`"`+table+`"`, p, extra)
 			plan := explain(t, s.DB(), sqlcommon.Rebind(cte+" SELECT * FROM picked"), args)
-			if !strings.Contains(plan, "Index Scan using "+tc.index+" ") || strings.Contains(plan, "Sort") {
+			if !strings.Contains(plan, "Index Scan using "+index+" ") || strings.Contains(plan, "Sort") {
 				t.Errorf("claim, tenant %q, ordered %v: want an index scan of %s and no Sort; plan:\n%s",
-					tc.scope.Tenant, ordered, tc.index, plan)
+					tc.scope.Tenant, ordered, index, plan)
 			}
 		}
 	}

@@ -174,12 +174,12 @@ func Keys(cands []Candidate) (keys []string, maxID int64) {
 }
 
 // maxAttempts bounds the retries of a transaction that lost a deadlock or a
-// serialization conflict; such losses are rare and clear up at once.
-const maxAttempts = 5
+// serialization conflict; such losses clear up once the winner commits.
+const maxAttempts = 10
 
 // Retry runs f until it succeeds, fails with an error retryable does not
-// accept, ctx ends, or maxAttempts is reached. It waits a few jittered
-// milliseconds between attempts so that the winners of the conflict finish.
+// accept, ctx ends, or maxAttempts is reached. It waits a jittered, growing
+// pause between attempts so that the winners of the conflict finish.
 func Retry(ctx context.Context, retryable func(error) bool, f func() error) error {
 	var err error
 	for attempt := 1; ; attempt++ {
@@ -187,7 +187,9 @@ func Retry(ctx context.Context, retryable func(error) bool, f func() error) erro
 		if err == nil || !retryable(err) || attempt == maxAttempts {
 			return err
 		}
-		wait := time.Duration(rand.Int64N(int64(attempt) * int64(2*time.Millisecond)))
+		// Full jitter over a window that doubles from 1 ms, capped at 100 ms.
+		window := min(time.Millisecond<<(attempt-1), 100*time.Millisecond)
+		wait := time.Duration(rand.Int64N(int64(window) + 1))
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -1,6 +1,7 @@
 -- The outbox table (docs/sql.md). Times are UTC from the database clock.
 -- Indexes: claim serves the claim's ORDER BY directly (one ready status);
--- tenant_claim the same for lanes limited to one tenant; key_order finds
+-- tenant_claim the same for lanes limited to one tenant; ordered_claim
+-- serves ordered lanes, which take ready rows in id order; key_order finds
 -- the earlier unfinished rows of a partition key for ordered lanes.
 CREATE TABLE IF NOT EXISTS `{{table}}` (
   id BIGINT NOT NULL AUTO_INCREMENT,
@@ -24,5 +25,6 @@ CREATE TABLE IF NOT EXISTS `{{table}}` (
   UNIQUE KEY event_id (event_id),
   KEY claim (status, available_at, id),
   KEY tenant_claim (tenant, status, available_at, id),
+  KEY ordered_claim (status, id, available_at),
   KEY key_order (partition_key, tenant, status, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin

@@ -1,6 +1,7 @@
 -- The outbox table (docs/sql.md). Indexes: claim serves the claim's ORDER
 -- BY directly and holds only the rows a claim can want (partial); its twin
--- tenant_claim does the same for lanes limited to one tenant; key_order finds
+-- tenant_claim does the same for lanes limited to one tenant; ordered_claim
+-- serves ordered lanes, which take ready rows in id order; key_order finds
 -- the earlier unfinished rows of a partition key for ordered lanes; done
 -- serves retention of delivered and dead rows, by their last change.
 CREATE TABLE IF NOT EXISTS "{{table}}" (
@@ -27,6 +28,8 @@ CREATE TABLE IF NOT EXISTS "{{table}}" (
 CREATE INDEX IF NOT EXISTS "{{table}}_claim" ON "{{table}}" (status, available_at, id)
   WHERE status IN ('pending', 'in_flight');
 CREATE INDEX IF NOT EXISTS "{{table}}_tenant_claim" ON "{{table}}" (tenant, status, available_at, id)
+  WHERE status IN ('pending', 'in_flight');
+CREATE INDEX IF NOT EXISTS "{{table}}_ordered_claim" ON "{{table}}" (id)
   WHERE status IN ('pending', 'in_flight');
 CREATE INDEX IF NOT EXISTS "{{table}}_key_order" ON "{{table}}" (partition_key, tenant, id)
   WHERE status IN ('pending', 'in_flight', 'dead');
