@@ -1,5 +1,5 @@
-// Package mysql is Herald's store for MySQL 8.0+ and MariaDB 10.6+, the
-// versions with SELECT … FOR UPDATE SKIP LOCKED.
+// Package mysql is Herald's store for MySQL 8.0.13+ and MariaDB 10.6+: the
+// versions with SELECT … FOR UPDATE SKIP LOCKED and expression defaults.
 //
 // Every time is a DATETIME(6) in UTC taken from the database clock
 // (UTC_TIMESTAMP(6)) in the statement that uses it. Claims run in short
@@ -91,11 +91,12 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// ErrUnsupportedVersion is returned for servers without SKIP LOCKED.
+// ErrUnsupportedVersion is returned for servers Herald cannot run on.
 var ErrUnsupportedVersion = errors.New("mysql store: unsupported server version")
 
-// CheckVersion refuses servers without SELECT … FOR UPDATE SKIP LOCKED:
-// MySQL before 8.0 and MariaDB before 10.6.
+// CheckVersion refuses servers Herald cannot run on: MySQL before 8.0.13
+// (SKIP LOCKED came in 8.0.1, expression defaults such as DEFAULT
+// (UTC_TIMESTAMP(6)) in 8.0.13) and MariaDB before 10.6 (SKIP LOCKED).
 func CheckVersion(ctx context.Context, db *sql.DB) error {
 	var v string
 	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
@@ -107,28 +108,44 @@ func CheckVersion(ctx context.Context, db *sql.DB) error {
 func checkVersionString(v string) error {
 	mariadb := strings.Contains(strings.ToLower(v), "mariadb")
 	// Some MariaDB servers report "5.5.5-10.x.y-MariaDB" for old clients.
-	num := strings.TrimPrefix(v, "5.5.5-")
-	major, minor, ok := parseMajorMinor(num)
+	parts, ok := parseVersion(strings.TrimPrefix(v, "5.5.5-"))
 	switch {
 	case !ok:
 		return fmt.Errorf("%w: cannot parse version %q", ErrUnsupportedVersion, v)
-	case mariadb && (major < 10 || major == 10 && minor < 6):
+	case mariadb && less(parts, [3]int{10, 6, 0}):
 		return fmt.Errorf("%w: MariaDB %s has no SKIP LOCKED; Herald needs MariaDB 10.6 or later", ErrUnsupportedVersion, v)
-	case !mariadb && major < 8:
-		return fmt.Errorf("%w: MySQL %s has no SKIP LOCKED; Herald needs MySQL 8.0 or later", ErrUnsupportedVersion, v)
+	case !mariadb && less(parts, [3]int{8, 0, 13}):
+		return fmt.Errorf("%w: MySQL %s lacks SKIP LOCKED or expression defaults; Herald needs MySQL 8.0.13 or later",
+			ErrUnsupportedVersion, v)
 	}
 	return nil
 }
 
-func parseMajorMinor(v string) (major, minor int, ok bool) {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return 0, 0, false
+// parseVersion reads "major.minor.patch…"; a missing or odd patch is 0.
+func parseVersion(v string) ([3]int, bool) {
+	var out [3]int
+	fields := strings.SplitN(v, ".", 3)
+	if len(fields) < 2 {
+		return out, false
 	}
-	major, err1 := strconv.Atoi(parts[0])
-	minorDigits := strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' })
-	minor, err2 := strconv.Atoi(minorDigits)
-	return major, minor, err1 == nil && err2 == nil
+	for i, f := range fields {
+		digits := f[:len(f)-len(strings.TrimLeft(f, "0123456789"))]
+		n, err := strconv.Atoi(digits)
+		if err != nil {
+			return out, i == 2
+		}
+		out[i] = n
+	}
+	return out, true
+}
+
+func less(a, b [3]int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
 }
 
 // retryable reports a lost deadlock (1213) or a lock wait timeout (1205):

@@ -11,6 +11,10 @@ func TestCheckVersionString(t *testing.T) {
 		ok bool
 	}{
 		{"8.0.36", true},
+		{"8.0.13", true},
+		{"8.0.12", false},
+		{"8.0", false},
+		{"8.1", true},
 		{"8.4.0-commercial", true},
 		{"9.1.0", true},
 		{"5.7.44-log", false},
