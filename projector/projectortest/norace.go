@@ -1,0 +1,5 @@
+//go:build !race
+
+package projectortest
+
+const raceEnabled = false
