@@ -148,7 +148,7 @@ func (a *App) Migrate(ctx context.Context) error {
 func (a *App) Lanes(pub broker.Publisher, discardAfter time.Duration) []relay.Lane {
 	lane := func(name, table string) relay.Lane {
 		return relay.Lane{Name: name, Table: table, Publisher: pub,
-			Destination: broker.MustParseTemplate("giftwall.{tenant}." + name + ".{event_type}"),
+			Destination:  broker.MustParseTemplate("giftwall.{tenant}." + name + ".{event_type}"),
 			PollInterval: 100 * time.Millisecond,
 			Retry:        relay.Retry{Initial: 50 * time.Millisecond, Max: time.Second, MaxAttempts: 30}}
 	}
