@@ -321,3 +321,26 @@ func enqueue(t *testing.T, s projectortest.Store, table string, n int) []herald.
 	}
 	return evs
 }
+
+// TestDoneRetention: with a dedupe horizon, done rows older than it are
+// deleted by the running projector; failed and dead rows are kept.
+func TestDoneRetention(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, f *fixture) {
+		cfg := f.config(f.model.Bump)
+		cfg.DoneRetention = time.Millisecond
+		cfg.SweepInterval = 10 * time.Millisecond
+		p, err := projector.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := projectortest.Event("ret", 1)
+		bad.Payload = []byte("not json")
+		src := newSliceSource(projectortest.Event("ret", 2), projectortest.Event("ret", 3), bad)
+		defer run(t, p, src)()
+		src.waitAcks(t, 3)
+		projectortest.Eventually(t, 10*time.Second, "[retention] done rows deleted", func() bool {
+			st := f.stats()
+			return st.Done == 0 && st.Dead == 1
+		})
+	})
+}
