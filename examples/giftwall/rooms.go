@@ -134,6 +134,9 @@ func (r *Rooms) BeforePublish(ctx context.Context, m broker.Message) error {
 // id: on an ordered lane a delayed event holds back the later events of its
 // key until it is due, and a launch due in seconds must not hold up the
 // room's other events. Launches of one room stay in order among themselves.
+// The price: a launch is not ordered after its ignition. It is scheduled
+// before the ignition is published, so it can only come first when the
+// ignition's publish fails and its retry comes after the launch time.
 func LaunchFor(ignition herald.Event) (herald.Event, error) {
 	var p RoomEvent
 	if err := json.Unmarshal(ignition.Payload, &p); err != nil || p.RoomID == "" || p.LaunchAt == 0 {
