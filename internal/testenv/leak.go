@@ -1,0 +1,17 @@
+package testenv
+
+import "go.uber.org/goleak"
+
+// LeakOptions are the goleak options for a package that links the RocketMQ
+// client (every package importing config does): the client starts a cache
+// janitor when it is loaded and leaves goroutines that sleep up to 10s after
+// Shutdown. Nothing of ours may leak; these are not ours.
+func LeakOptions() []goleak.Option {
+	return []goleak.Option{
+		goleak.IgnoreTopFunction("github.com/patrickmn/go-cache.(*janitor).Run"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.1"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.2"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.3"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.4"),
+	}
+}
