@@ -1,0 +1,15 @@
+//go:build linux
+
+package relay
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// orphanGuard has the kernel send the server's script SIGTERM, which stops
+// the node cleanly, if the test binary dies without its cleanups (a panic,
+// a -timeout): otherwise the node would keep running, ports held.
+func orphanGuard(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+}
