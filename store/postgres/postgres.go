@@ -36,10 +36,6 @@ type Options struct {
 type Store struct {
 	db    *sql.DB
 	owned bool
-	// jitOff is set when Open turned JIT compilation off for the pool's
-	// sessions. The ordered claim's cost estimate passes jit_above_cost,
-	// and compiling it costs far more (tens of ms) than running it.
-	jitOff bool
 }
 
 var (
@@ -54,7 +50,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: bad DSN: %w", dsnError(err))
 	}
-	// JIT only slows down Herald's short statements; see Store.jitOff.
+	// JIT only slows down Herald's short statements (see planSettings).
 	cfg.RuntimeParams["jit"] = "off"
 	db := stdlib.OpenDB(*cfg)
 	if opts.MaxOpenConns <= 0 {
@@ -66,7 +62,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Store{db: db, owned: true, jitOff: true}, nil
+	return &Store{db: db, owned: true}, nil
 }
 
 // dsnError keeps the reason of a DSN parse error but not the DSN itself,
@@ -84,8 +80,7 @@ func dsnError(err error) error {
 
 // New returns a Store on a pool the caller opened with the pgx stdlib
 // driver ("pgx") and keeps: Close leaves it open. Migrate checks the
-// server version. Ordered claims turn JIT off for their transaction (SET
-// LOCAL); a pool whose sessions run with jit=off saves that round trip.
+// server version.
 func New(db *sql.DB) *Store { return &Store{db: db} }
 
 // Dialect returns herald.Postgres.
