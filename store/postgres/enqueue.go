@@ -49,8 +49,11 @@ func EnqueueOutbox(ctx context.Context, ob *herald.Outbox, tx pgx.Tx, events ...
 // txConnector hands out connections that run statements in one pgx.Tx.
 type txConnector struct{ tx pgx.Tx }
 
+// Connect returns a connection that runs statements in the pgx.Tx.
 func (c txConnector) Connect(context.Context) (driver.Conn, error) { return txConn(c), nil }
-func (c txConnector) Driver() driver.Driver                        { return txDriver{} }
+
+// Driver returns a driver that cannot open anything by name.
+func (c txConnector) Driver() driver.Driver { return txDriver{} }
 
 type txDriver struct{}
 
@@ -78,6 +81,7 @@ func (c txConn) BeginTx(context.Context, driver.TxOptions) (driver.Tx, error) { 
 // CheckNamedValue passes every argument through unchanged: pgx encodes them.
 func (c txConn) CheckNamedValue(*driver.NamedValue) error { return nil }
 
+// ExecContext runs query in the pgx.Tx.
 func (c txConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	vals := make([]any, len(args))
 	for i, a := range args {
