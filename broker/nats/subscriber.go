@@ -26,6 +26,8 @@ type SubscriberConfig struct {
 	// the same one and they share its messages. Required.
 	Durable string
 	// FilterSubjects limits the consumer to these subjects (all if empty).
+	// Several subjects need nats-server 2.10 or later; a single one works
+	// with older servers too.
 	FilterSubjects []string
 	// AckWait is how long the server waits for an ack before redelivering.
 	// It must cover an event's apply, retries included. Defaults to 1m.
@@ -105,14 +107,21 @@ func NewSubscriber(ctx context.Context, cfg SubscriberConfig) (*Subscriber, erro
 }
 
 func (s *Subscriber) ensureConsumer(ctx context.Context) error {
-	con, err := s.js.CreateOrUpdateConsumer(ctx, s.cfg.Stream, jetstream.ConsumerConfig{
-		Durable:        s.cfg.Durable,
-		AckPolicy:      jetstream.AckExplicitPolicy,
-		AckWait:        s.cfg.AckWait,
-		MaxAckPending:  s.cfg.MaxAckPending,
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-		FilterSubjects: s.cfg.FilterSubjects,
-	})
+	cc := jetstream.ConsumerConfig{
+		Durable:       s.cfg.Durable,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       s.cfg.AckWait,
+		MaxAckPending: s.cfg.MaxAckPending,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+	// One subject goes in the single-subject field, which servers before
+	// 2.10 (no multi-subject filters) understand too.
+	if len(s.cfg.FilterSubjects) == 1 {
+		cc.FilterSubject = s.cfg.FilterSubjects[0]
+	} else {
+		cc.FilterSubjects = s.cfg.FilterSubjects
+	}
+	con, err := s.js.CreateOrUpdateConsumer(ctx, s.cfg.Stream, cc)
 	if err != nil {
 		return fmt.Errorf("nats: consumer %s on stream %s: %w", s.cfg.Durable, s.cfg.Stream, err)
 	}

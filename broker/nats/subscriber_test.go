@@ -44,3 +44,45 @@ func TestSubscriberProjects10k(t *testing.T) {
 		},
 	})
 }
+
+// TestSubscriberOneFilterSubject: a consumer with one filter subject works
+// on servers before 2.10 too (the machine's may be one), which reject
+// multi-subject filters: one subject goes in the single-subject field.
+func TestSubscriberOneFilterSubject(t *testing.T) {
+	url := requireMachineNATS(t)
+	sfx := suffix()
+	stream, prefix := "HERALD_SUB1_"+sfx, "hsub1"+sfx
+	pub := newPublisher(t, url, stream, prefix)
+	deleteStream(t, url, stream)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var msgs []broker.Message
+	for _, dest := range []string{prefix + ".a.skip", prefix + ".b.take", prefix + ".a.take"} {
+		msgs = append(msgs, broker.Message{Event: herald.Event{ID: herald.NewID(), Topic: "t", Type: dest}, Destination: dest})
+	}
+	for i, r := range pub.Publish(ctx, msgs) {
+		if r.Err != nil {
+			t.Fatalf("publish %d: %v", i, r.Err)
+		}
+	}
+	s, err := heraldnats.NewSubscriber(ctx, heraldnats.SubscriberConfig{URL: url, Stream: stream, Durable: "one",
+		FilterSubjects: []string{prefix + ".*.take"}, FetchWait: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("a consumer with one filter subject: %v", err)
+	}
+	defer s.Close()
+	var got []string
+	for len(got) < 2 {
+		rs, err := s.Receive(ctx, 10)
+		if err != nil {
+			t.Fatalf("after %v: %v", got, err)
+		}
+		for _, r := range rs {
+			got = append(got, r.Event.Type)
+			r.Ack(ctx)
+		}
+	}
+	if len(got) != 2 || got[0] != prefix+".b.take" || got[1] != prefix+".a.take" {
+		t.Fatalf("received %v, want the two .take messages in order", got)
+	}
+}
