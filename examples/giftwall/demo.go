@@ -111,7 +111,7 @@ type Demo struct {
 
 // StartDemo opens the store, migrates, starts the brokers, the relay, the
 // projector and the traffic, and returns at once. Stop ends it all.
-func StartDemo(ctx context.Context, opts DemoOptions) (d *Demo, err error) {
+func StartDemo(ctx context.Context, opts DemoOptions) (_ *Demo, err error) {
 	if opts.File == nil {
 		opts.File = DemoConfig()
 	}
@@ -132,10 +132,10 @@ func StartDemo(ctx context.Context, opts DemoOptions) (d *Demo, err error) {
 	if err != nil {
 		return nil, err
 	}
-	d = &Demo{opts: opts, rt: rt, counts: newLaneCounts(), genDone: make(chan struct{})}
+	d := &Demo{opts: opts, rt: rt, counts: newLaneCounts(), genDone: make(chan struct{})}
 	defer func() {
 		if err != nil {
-			d.rt.Close()
+			rt.Close()
 		}
 	}()
 	d.app, err = New(Config{Store: rt.Store, WalletTable: lanes[0].Table, RoomTable: lanes[1].Table,
@@ -232,27 +232,42 @@ func (d *Demo) build(ctx context.Context, wallet *config.Lane) (*relay.Relay, *p
 	return r, p, nil
 }
 
-// giftSubjects renders the wallet lane's destination for WalletGiftDebited
-// of each tenant: the subjects the gift wall consumes.
+// giftSubjects renders the wallet lane's destination for WalletGiftDebited:
+// the subjects the gift wall consumes. One subject with the tenant as a
+// wildcard token when the template allows it (NATS servers before 2.10
+// take one filter subject per consumer), else one per tenant.
 func giftSubjects(destination string, tenants []string) ([]string, error) {
 	t, err := broker.ParseTemplate(destination)
 	if err != nil {
 		return nil, err
 	}
+	render := func(tenant, key string) string {
+		return t.Render(herald.Event{Tenant: tenant, Topic: TopicWallet, Type: WalletGiftDebited, PartitionKey: key})
+	}
+	if render("a", "x") != render("a", "y") {
+		return nil, fmt.Errorf("%w: giftwall demo: the wallet lane's destination %q must not depend on {partition_key}",
+			config.ErrInvalid, destination)
+	}
+	if wild := render("*", ""); wildcardTokens(wild) {
+		return []string{wild}, nil
+	}
 	var out []string
 	for _, tenant := range tenants {
-		ev := herald.Event{Tenant: tenant, Topic: TopicWallet, Type: WalletGiftDebited}
-		s := t.Render(ev)
-		ev.PartitionKey = "x"
-		if t.Render(ev) != s {
-			return nil, fmt.Errorf("%w: giftwall demo: the wallet lane's destination %q must not depend on {partition_key}",
-				config.ErrInvalid, destination)
-		}
-		if !slices.Contains(out, s) {
+		if s := render(tenant, ""); !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
 	return out, nil
+}
+
+// wildcardTokens reports whether every "*" in subject is a whole token.
+func wildcardTokens(subject string) bool {
+	for _, tok := range strings.Split(subject, ".") {
+		if strings.Contains(tok, "*") && tok != "*" {
+			return false
+		}
+	}
+	return true
 }
 
 // run starts the relay, the projector and the traffic.
