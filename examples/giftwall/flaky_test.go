@@ -9,6 +9,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/memory"
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/examples/giftwall"
 )
 
@@ -74,5 +75,22 @@ func TestDemoConfigHasTheLanes(t *testing.T) {
 	}
 	if e := f.Brokers["events"].NATS.Embedded; e == nil || e.Port != -1 {
 		t.Fatalf("the demo's NATS server must be embedded on a random port, got %+v", e)
+	}
+}
+
+// TestMariaDBConfigParses: the README's MariaDB + NATS config is valid and
+// has the demo's lanes.
+func TestMariaDBConfigParses(t *testing.T) {
+	f, err := config.Load("mariadb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range giftwall.LaneNames {
+		if _, err := f.Lane(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.Store.Driver != "mysql" || f.Brokers["events"].NATS == nil || f.Brokers["events"].NATS.Embedded != nil {
+		t.Fatalf("mariadb.yaml: store %s, broker %+v; want mysql and an external nats", f.Store.Driver, f.Brokers["events"])
 	}
 }
