@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -33,6 +34,9 @@ type Options struct {
 type Store struct {
 	db    *sql.DB
 	owned bool
+
+	mu          sync.Mutex
+	nextExpired map[string]time.Time // by scope: when to look for expired leases next
 }
 
 var _ store.Store = (*Store)(nil)
