@@ -1,0 +1,100 @@
+package sqlcommon
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/store"
+)
+
+func TestKeepOrdered(t *testing.T) {
+	cands := []Candidate{
+		{ID: 5, Tenant: "a", Key: "k"}, // after the outside blocker 3 of (a, k)
+		{ID: 2, Tenant: "a", Key: "k"}, // before it
+		{ID: 7, Tenant: "b", Key: "k"}, // same key, other tenant: not blocked
+		{ID: 9, Key: ""},               // no key: never blocked
+		{ID: 4, Tenant: "a", Key: "j"}, // after the outside blocker 1 of (a, j)
+	}
+	blockers := map[string]int64{OrderKey("a", "k"): 3, OrderKey("a", "j"): 1}
+	got := KeepOrdered(cands, blockers)
+	if want := []int64{2, 7, 9}; !slices.Equal(got, want) {
+		t.Errorf("KeepOrdered = %v, want %v", got, want)
+	}
+	keys, maxID := Keys(cands)
+	slices.Sort(keys)
+	if !slices.Equal(keys, []string{"j", "k"}) || maxID != 9 {
+		t.Errorf("Keys = %v, %d", keys, maxID)
+	}
+}
+
+func TestRebindAndMarks(t *testing.T) {
+	if got := Rebind("a = ? AND b IN (" + Marks(3) + ")"); got != "a = $1 AND b IN ($2, $3, $4)" {
+		t.Errorf("Rebind = %q", got)
+	}
+	if Marks(0) != "" {
+		t.Error("Marks(0) is not empty")
+	}
+}
+
+func TestScopeWhere(t *testing.T) {
+	q, args := ScopeWhere(store.Scope{Tenant: "t", IncludeTypes: []string{"A", "B"}, ExcludeTypes: []string{"C"}}, "r")
+	if q != " AND r.tenant = ? AND r.event_type IN (?, ?) AND r.event_type NOT IN (?)" || len(args) != 4 {
+		t.Errorf("ScopeWhere = %q %v", q, args)
+	}
+	if q, args := ScopeWhere(store.Scope{}, ""); q != "" || len(args) != 0 {
+		t.Errorf("empty scope: %q %v", q, args)
+	}
+}
+
+func TestTrimError(t *testing.T) {
+	long := strings.Repeat("é", store.MaxErrorLength) // 2 bytes each
+	got := TrimError(long)
+	if len(got) > store.MaxErrorLength || !utf8.ValidString(got) {
+		t.Errorf("TrimError kept %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
+	if got := TrimError("a\x00b\xffc"); got != "ab\uFFFDc" {
+		t.Errorf("TrimError = %q: NUL must go, invalid UTF-8 must be replaced", got)
+	}
+}
+
+func TestMissing(t *testing.T) {
+	if got := Missing([]int64{1, 2, 3}, []int64{3, 1}); !slices.Equal(got, []int64{2}) {
+		t.Errorf("Missing = %v", got)
+	}
+	if got := Missing([]int64{1}, []int64{1}); got != nil {
+		t.Errorf("Missing = %v, want nil", got)
+	}
+}
+
+func TestDecodeHeaders(t *testing.T) {
+	for in, want := range map[string]map[string]string{
+		`{"a":"b"}`:        {"a": "b"},
+		`{"n":1,"s":"x"}`:  {"n": "1", "s": "x"},
+		`not json`:         nil,
+		`["not","object"]`: nil,
+		`{}`:               nil,
+		``:                 nil,
+	} {
+		got := DecodeHeaders(in)
+		if len(got) != len(want) {
+			t.Errorf("DecodeHeaders(%q) = %v, want %v", in, got, want)
+			continue
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("DecodeHeaders(%q)[%q] = %q, want %q", in, k, got[k], v)
+			}
+		}
+	}
+}
+
+func TestMigrationStatements(t *testing.T) {
+	m := Migration{Version: 1, SQL: "-- a comment; with a semicolon\nCREATE TABLE {{table}} (a INT);\n\nCREATE INDEX i ON {{table}} (a);\n"}
+	got := m.Statements("t1")
+	want := []string{"CREATE TABLE t1 (a INT)", "CREATE INDEX i ON t1 (a)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Statements = %q, want %q", got, want)
+	}
+}
