@@ -126,6 +126,9 @@ type deliveredCounter struct {
 	n     int64
 	count atomic.Int64
 	done  chan struct{}
+	// Sums of the steps' durations and the number of batches, for the
+	// per-batch breakdown.
+	claim, publish, mark, batches atomic.Int64
 }
 
 func newDeliveredCounter(n int) *deliveredCounter {
@@ -133,6 +136,10 @@ func newDeliveredCounter(n int) *deliveredCounter {
 }
 
 func (c *deliveredCounter) BatchDone(s relay.BatchStats) {
+	c.claim.Add(int64(s.Claim))
+	c.publish.Add(int64(s.Publish))
+	c.mark.Add(int64(s.Mark))
+	c.batches.Add(1)
 	if c.count.Add(int64(s.Delivered)) == c.n {
 		close(c.done)
 	}
@@ -166,4 +173,19 @@ const CommittedHeader = "herald-bench-committed"
 
 func nowHeader() map[string]string {
 	return map[string]string{CommittedHeader: strconv.FormatInt(time.Now().UnixNano(), 10)}
+}
+
+// Steps is the mean time per batch of each step of the relay's loop.
+type Steps struct {
+	Batches              int64
+	Claim, Publish, Mark time.Duration
+}
+
+func (c *deliveredCounter) steps() Steps {
+	n := c.batches.Load()
+	if n == 0 {
+		return Steps{}
+	}
+	return Steps{Batches: n, Claim: time.Duration(c.claim.Load() / n),
+		Publish: time.Duration(c.publish.Load() / n), Mark: time.Duration(c.mark.Load() / n)}
 }

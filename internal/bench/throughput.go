@@ -21,13 +21,15 @@ type ThroughputParams struct {
 // ThroughputResult is the median events/s of the real broker and of the
 // store's own limit, measured alternately in one process.
 type ThroughputResult struct {
-	Params       ThroughputParams
-	Broker       float64   // median events/s to the real publisher
-	Limit        float64   // median events/s to Nop: the store's own limit
-	BrokerRuns   []float64 // every run
-	LimitRuns    []float64
-	EnqueueRate  float64 // median events/s of the enqueue step (1000 per transaction)
-	RatioOfLimit float64 // Broker / Limit
+	Params      ThroughputParams
+	Broker      float64   // median events/s to the real publisher
+	Limit       float64   // median events/s to Nop: the store's own limit
+	BrokerRuns  []float64 // every run
+	LimitRuns   []float64
+	EnqueueRate float64 // median events/s of the enqueue step (1000 per transaction)
+	// BrokerSteps and LimitSteps break the last run down per batch.
+	BrokerSteps, LimitSteps Steps
+	RatioOfLimit            float64 // Broker / Limit
 }
 
 // Throughput relays p.Events events p.Runs times to Nop and to the real
@@ -40,15 +42,15 @@ func Throughput(ctx context.Context, s Setup, p ThroughputParams) (ThroughputRes
 			if pub == nil {
 				continue
 			}
-			rate, enq, err := s.relayOnce(ctx, pub, p)
+			rate, enq, steps, err := s.relayOnce(ctx, pub, p)
 			if err != nil {
 				return res, err
 			}
 			enqueueRates = append(enqueueRates, enq)
 			if _, nop := pub.(Nop); nop {
-				res.LimitRuns = append(res.LimitRuns, rate)
+				res.LimitRuns, res.LimitSteps = append(res.LimitRuns, rate), steps
 			} else {
-				res.BrokerRuns = append(res.BrokerRuns, rate)
+				res.BrokerRuns, res.BrokerSteps = append(res.BrokerRuns, rate), steps
 			}
 		}
 	}
@@ -60,13 +62,13 @@ func Throughput(ctx context.Context, s Setup, p ThroughputParams) (ThroughputRes
 }
 
 // relayOnce enqueues p.Events, then times a relay draining them to pub.
-func (s Setup) relayOnce(ctx context.Context, pub broker.Publisher, p ThroughputParams) (rate, enqueueRate float64, err error) {
+func (s Setup) relayOnce(ctx context.Context, pub broker.Publisher, p ThroughputParams) (rate, enqueueRate float64, steps Steps, err error) {
 	if err := s.prepare(ctx); err != nil {
-		return 0, 0, err
+		return 0, 0, Steps{}, err
 	}
 	ob, err := s.outbox()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, Steps{}, err
 	}
 	body := payload(p.Payload)
 	evs := make([]herald.Event, p.Events)
@@ -75,22 +77,22 @@ func (s Setup) relayOnce(ctx context.Context, pub broker.Publisher, p Throughput
 	}
 	start := time.Now()
 	if err := s.enqueue(ctx, ob, evs, 1000); err != nil {
-		return 0, 0, fmt.Errorf("enqueue: %w", err)
+		return 0, 0, Steps{}, fmt.Errorf("enqueue: %w", err)
 	}
 	enqueueRate = float64(p.Events) / time.Since(start).Seconds()
 	counter := newDeliveredCounter(p.Events)
 	start = time.Now()
 	stop, err := s.startRelay(s.lane(pub, p.Batch, p.Workers), counter)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, Steps{}, err
 	}
 	defer stop()
 	select {
 	case <-counter.done:
 	case <-ctx.Done():
-		return 0, 0, ctx.Err()
+		return 0, 0, Steps{}, ctx.Err()
 	case <-time.After(10 * time.Minute):
-		return 0, 0, fmt.Errorf("relay delivered %d of %d events in 10 minutes", counter.count.Load(), p.Events)
+		return 0, 0, Steps{}, fmt.Errorf("relay delivered %d of %d events in 10 minutes", counter.count.Load(), p.Events)
 	}
-	return float64(p.Events) / time.Since(start).Seconds(), enqueueRate, nil
+	return float64(p.Events) / time.Since(start).Seconds(), enqueueRate, counter.steps(), nil
 }

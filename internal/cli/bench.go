@@ -105,6 +105,13 @@ func (a *app) benchThroughput(ctx context.Context, f benchFlags) error {
 	fmt.Fprintf(a.stdout, "  store limit (no-op): %8.0f events/s\n", res.Limit)
 	fmt.Fprintf(a.stdout, "  ratio:               %8.2f\n", res.RatioOfLimit)
 	fmt.Fprintf(a.stdout, "  enqueue:             %8.0f events/s (1000 per transaction)\n", res.EnqueueRate)
+	for _, st := range []struct {
+		name  string
+		steps bench.Steps
+	}{{"broker", res.BrokerSteps}, {"no-op", res.LimitSteps}} {
+		fmt.Fprintf(a.stdout, "  per batch (%s, last run): claim %s, publish %s, mark %s over %d batches\n", st.name,
+			st.steps.Claim.Round(time.Microsecond), st.steps.Publish.Round(time.Microsecond), st.steps.Mark.Round(time.Microsecond), st.steps.Batches)
+	}
 	return nil
 }
 
