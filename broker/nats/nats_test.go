@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -16,17 +15,14 @@ import (
 	"github.com/heraldhq/herald/broker/brokertest"
 	heraldnats "github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/natsembed"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// machineURL is the NATS server the tests expect on the machine.
-func machineURL() string {
-	if u := os.Getenv("HERALD_NATS_URL"); u != "" {
-		return u
-	}
-	return "nats://127.0.0.1:4222"
-}
+// machineURL is the NATS server the tests expect on the machine
+// (HERALD_TEST_NATS_URL, as for every other test, or the local default).
+func machineURL() string { return testenv.NATSURL() }
 
 // requireMachineNATS skips when the machine's NATS is unreachable, or fails
 // under CI=true, where a missing server is a broken environment.
@@ -38,10 +34,7 @@ func requireMachineNATS(t *testing.T) string {
 		nc.Close()
 		return u
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("NATS at %s unreachable under CI=true: %v", u, err)
-	}
-	t.Skipf("NATS at %s unreachable: %v", u, err)
+	testenv.Unreachable(t, "NATS at "+u, err)
 	return ""
 }
 

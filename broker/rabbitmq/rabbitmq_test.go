@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -26,14 +26,7 @@ func testURL(addr string) string { return "amqp://guest:guest@" + addr + "/" }
 // requireRabbit skips when the server is down, or fails under CI=true.
 func requireRabbit(t testing.TB) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", testAddr, time.Second)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("rabbitmq at %s is unreachable and CI=true: %v", testAddr, err)
-		}
-		t.Skipf("rabbitmq at %s is unreachable: %v", testAddr, err)
-	}
-	c.Close()
+	testenv.RequireTCP(t, "rabbitmq at "+testAddr, testAddr)
 }
 
 // fixture is a per-test topic exchange with one durable queue bound to

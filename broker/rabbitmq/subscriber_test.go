@@ -2,8 +2,6 @@ package rabbitmq_test
 
 import (
 	"context"
-	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/rabbitmq"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/projector/projectortest"
 )
 
@@ -19,14 +18,7 @@ import (
 // the end; it skips (fails with CI=true) when the server is down.
 func subQueue(t *testing.T) string {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", "127.0.0.1:5672", time.Second)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("rabbitmq unreachable and CI=true: %v", err)
-		}
-		t.Skipf("rabbitmq unreachable: %v", err)
-	}
-	c.Close()
+	testenv.RequireTCP(t, "rabbitmq at 127.0.0.1:5672", "127.0.0.1:5672")
 	conn, err := amqp.Dial(rabbitmq.DefaultURL)
 	if err != nil {
 		t.Fatal(err)

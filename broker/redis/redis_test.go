@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -24,14 +24,7 @@ const testAddr = "127.0.0.1:6379"
 // requireRedis skips when the server is down, or fails under CI=true.
 func requireRedis(t testing.TB) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", testAddr, time.Second)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis at %s is unreachable and CI=true: %v", testAddr, err)
-		}
-		t.Skipf("redis at %s is unreachable: %v", testAddr, err)
-	}
-	c.Close()
+	testenv.RequireTCP(t, "redis at "+testAddr, testAddr)
 }
 
 // stream returns a fresh stream name, deleted when the test ends.

@@ -2,8 +2,6 @@ package redis_test
 
 import (
 	"context"
-	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	heraldredis "github.com/heraldhq/herald/broker/redis"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/projector/projectortest"
 )
 
@@ -19,14 +18,7 @@ import (
 // end; it skips (fails with CI=true) when the server is down.
 func subRedis(t *testing.T) string {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", "127.0.0.1:6379", time.Second)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis unreachable and CI=true: %v", err)
-		}
-		t.Skipf("redis unreachable: %v", err)
-	}
-	c.Close()
+	testenv.RequireTCP(t, "redis at 127.0.0.1:6379", "127.0.0.1:6379")
 	name := projectortest.Name("herald-sub")
 	t.Cleanup(func() {
 		cl := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379"})

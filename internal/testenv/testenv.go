@@ -1,12 +1,14 @@
-// Package testenv finds the servers that tests outside the store packages
-// need (from the environment, with the local defaults), skips a test when
-// one is unreachable, and fails it instead when CI=true.
+// Package testenv finds the servers that tests need (from the environment,
+// with the local defaults), skips a test when one is unreachable, and fails
+// it instead when CI=true. It is the one place that rule lives: the store,
+// broker, projector and command tests all call it.
 package testenv
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
-	"fmt"
+	"encoding/hex"
 	"net"
 	"net/url"
 	"os"
@@ -41,13 +43,20 @@ func env(name, def string) string {
 // when CI=true: in CI a missing server is a broken setup, not a skip.
 func Unreachable(t testing.TB, server string, err error) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is unreachable and CI=true requires it: %v", server, err)
-	}
-	t.Skipf("%s is unreachable (%v); skipping (set CI=true to make this fail)", server, err)
+	Unavailable(t, server+" is unreachable", err)
 }
 
-// RequireTCP checks that host:port of rawURL accepts connections.
+// Unavailable skips t because of what is missing (a server, a program), or
+// fails it when CI=true, where the setup must provide everything.
+func Unavailable(t testing.TB, what string, err error) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s and CI=true requires it: %v", what, err)
+	}
+	t.Skipf("%s (%v); skipping (set CI=true to make this fail)", what, err)
+}
+
+// RequireTCP checks that hostport accepts connections.
 func RequireTCP(t testing.TB, server, hostport string) {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", hostport, 2*time.Second)
@@ -84,7 +93,10 @@ func RequireDB(t testing.TB, driver, dsn, server string) {
 	}
 }
 
-// Name returns a name unique to this run, for tables and streams.
+// Name returns prefix plus a random suffix, unique across runs and
+// processes, for tables, streams and queues.
 func Name(prefix string) string {
-	return fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano()%1_000_000_000_000)
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return prefix + "_" + hex.EncodeToString(b[:])
 }

@@ -6,18 +6,16 @@ package projectortest
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/mysql"
 	"github.com/heraldhq/herald/store/postgres"
@@ -75,7 +73,7 @@ func MySQL() Opener {
 	return func(tb testing.TB) Store {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		s, err := mysql.Open(ctx, env("HERALD_TEST_MYSQL_DSN", mysqlDSN), mysql.Options{})
+		s, err := mysql.Open(ctx, testenv.MySQLDSN(), mysql.Options{})
 		if err != nil {
 			Unreachable(tb, "MySQL/MariaDB", err)
 		}
@@ -89,7 +87,7 @@ func Postgres() Opener {
 	return func(tb testing.TB) Store {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		s, err := postgres.Open(ctx, env("HERALD_TEST_POSTGRES_DSN", postgresDSN), postgres.Options{})
+		s, err := postgres.Open(ctx, testenv.PostgresDSN(), postgres.Options{})
 		if err != nil {
 			Unreachable(tb, "PostgreSQL", err)
 		}
@@ -98,31 +96,15 @@ func Postgres() Opener {
 	}
 }
 
-// env returns the environment variable name, or def. The names are the
-// ones the store tests read.
-func env(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-// Unreachable skips tb because a server is down, or fails it when CI=true:
-// in CI a missing server is a broken setup.
+// Unreachable skips tb because a server is down, or fails it when CI=true;
+// it is testenv.Unreachable, for tests outside this module's internal tree.
 func Unreachable(tb testing.TB, server string, err error) {
 	tb.Helper()
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("%s unreachable (CI=true, so this fails): %v", server, err)
-	}
-	tb.Skipf("%s unreachable, skipping: %v", server, err)
+	testenv.Unreachable(tb, server, err)
 }
 
 // Name returns a fresh identifier with prefix, unique across runs.
-func Name(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + "_" + hex.EncodeToString(b[:])
-}
+func Name(prefix string) string { return testenv.Name(prefix) }
 
 // OpenBackend opens a store outside a test (a crash test's child process):
 // "sqlite" on the file at path, "mysql" or "postgres" on the test servers.
@@ -131,18 +113,12 @@ func OpenBackend(ctx context.Context, backend, path string) (Store, error) {
 	case "sqlite":
 		return sqlite.Open(ctx, path, sqlite.Options{SynchronousNormal: true})
 	case "mysql":
-		return mysql.Open(ctx, env("HERALD_TEST_MYSQL_DSN", mysqlDSN), mysql.Options{})
+		return mysql.Open(ctx, testenv.MySQLDSN(), mysql.Options{})
 	case "postgres":
-		return postgres.Open(ctx, env("HERALD_TEST_POSTGRES_DSN", postgresDSN), postgres.Options{})
+		return postgres.Open(ctx, testenv.PostgresDSN(), postgres.Options{})
 	}
 	return nil, fmt.Errorf("unknown backend %q", backend)
 }
-
-// Default DSNs of the test servers, as the store tests use them.
-const (
-	mysqlDSN    = "root@tcp(127.0.0.1:3306)/test"
-	postgresDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-)
 
 // ModelOn returns the model whose table already exists in s's database.
 func ModelOn(s Store, table string) *Model { return &Model{Table: table, dialect: s.Dialect()} }

@@ -5,13 +5,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/heraldhq/herald/store/internal/dbtest"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // TestMigrateRace runs Migrate from several stores at once, as several
 // relays starting together would: all succeed, each version is applied once.
 func TestMigrateRace(t *testing.T) {
-	table := dbtest.Table("herald_mig")
+	table := testenv.Name("herald_mig")
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {

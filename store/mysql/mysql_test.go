@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/dbtest"
 	"github.com/heraldhq/herald/store/mysql"
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func open(t *testing.T) (*mysql.Store, string) {
 	t.Helper()
 	s := openStore(t)
-	table := dbtest.Table("herald_my")
+	table := testenv.Name("herald_my")
 	if err := s.Migrate(context.Background(), table); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
@@ -36,9 +37,9 @@ func openStore(t testing.TB) *mysql.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	s, err := mysql.Open(ctx, dbtest.MySQLDSN(), mysql.Options{})
+	s, err := mysql.Open(ctx, testenv.MySQLDSN(), mysql.Options{})
 	if err != nil {
-		dbtest.Unreachable(t, "MySQL/MariaDB", err)
+		testenv.Unreachable(t, "MySQL/MariaDB", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/dbtest"
 )
 
 // TestClaimPlans checks that the claim's locking read runs off the index
@@ -18,12 +18,12 @@ import (
 func TestClaimPlans(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := Open(ctx, dbtest.MySQLDSN(), Options{})
+	s, err := Open(ctx, testenv.MySQLDSN(), Options{})
 	if err != nil {
-		dbtest.Unreachable(t, "MySQL/MariaDB", err)
+		testenv.Unreachable(t, "MySQL/MariaDB", err)
 	}
 	defer s.Close()
-	table := dbtest.Table("herald_plan")
+	table := testenv.Name("herald_plan")
 	if err := s.Migrate(ctx, table); err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/dbtest"
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
@@ -20,12 +20,12 @@ import (
 func TestClaimPlans(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := Open(ctx, dbtest.PostgresDSN(), Options{})
+	s, err := Open(ctx, testenv.PostgresDSN(), Options{})
 	if err != nil {
-		dbtest.Unreachable(t, "PostgreSQL", err)
+		testenv.Unreachable(t, "PostgreSQL", err)
 	}
 	defer s.Close()
-	table := dbtest.Table("herald_plan")
+	table := testenv.Name("herald_plan")
 	if err := s.Migrate(ctx, table); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/dbtest"
 	"github.com/heraldhq/herald/store/postgres"
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func open(t *testing.T) (*postgres.Store, string) {
 	t.Helper()
 	s := openStore(t)
-	table := dbtest.Table("herald_pg")
+	table := testenv.Name("herald_pg")
 	if err := s.Migrate(context.Background(), table); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
@@ -36,9 +37,9 @@ func openStore(t testing.TB) *postgres.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	s, err := postgres.Open(ctx, dbtest.PostgresDSN(), postgres.Options{})
+	s, err := postgres.Open(ctx, testenv.PostgresDSN(), postgres.Options{})
 	if err != nil {
-		dbtest.Unreachable(t, "PostgreSQL", err)
+		testenv.Unreachable(t, "PostgreSQL", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/dbtest"
 	"github.com/heraldhq/herald/store/postgres"
 )
 
@@ -129,7 +129,7 @@ func TestEnqueuePgxTx(t *testing.T) {
 		for range ch { //nolint:revive // wait for the listener to stop
 		}
 	}()
-	conn, err := pgx.Connect(ctx, dbtest.PostgresDSN())
+	conn, err := pgx.Connect(ctx, testenv.PostgresDSN())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/dbtest"
 	"github.com/heraldhq/herald/store/sqlite"
@@ -22,7 +23,7 @@ import (
 func TestDocsSQL(t *testing.T) {
 	ctx := context.Background()
 	s := opener(t, sqlite.Options{})(t)
-	table := dbtest.Table("herald_doc")
+	table := testenv.Name("herald_doc")
 	if err := s.Migrate(ctx, table); err != nil {
 		t.Fatal(err)
 	}

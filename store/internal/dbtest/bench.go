@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // reports events/s: the cost of the key-order checks next to storetest.Bench.
 func BenchOrdered(b *testing.B, s store.Store, keys, size int) {
 	ctx := context.Background()
-	table := Table("herald_bo")
+	table := testenv.Name("herald_bo")
 	if err := s.Migrate(ctx, table); err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -31,7 +32,7 @@ func Stress(t *testing.T, open func(testing.TB) store.Store, ordered bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	stores := []store.Store{open(t), open(t)}
-	table := Table("herald_stress")
+	table := testenv.Name("herald_stress")
 	if err := stores[0].Migrate(ctx, table); err != nil {
 		t.Fatal(err)
 	}
