@@ -98,20 +98,10 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 	rows, err := s.db.QueryContext(ctx, `SELECT status, attempts > 0, COUNT(*),
   MAX(TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6))) FROM `+table+` WHERE 1 = 1`+scope+
 		" GROUP BY status, attempts > 0", args...)
+	if err == nil {
+		st, err = sqlcommon.ScanStats(rows)
+	}
 	if err != nil {
-		return st, fmt.Errorf("mysql store: stats %s: %w", sc.Table, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var status string
-		var retried bool
-		var n, ageMicros int64
-		if err := rows.Scan(&status, &retried, &n, &ageMicros); err != nil {
-			return st, fmt.Errorf("mysql store: stats %s: %w", sc.Table, err)
-		}
-		sqlcommon.AddStat(&st, store.Status(status), retried, n, time.Duration(ageMicros)*time.Microsecond)
-	}
-	if err := rows.Err(); err != nil {
 		return st, fmt.Errorf("mysql store: stats %s: %w", sc.Table, err)
 	}
 	return st, nil
@@ -133,12 +123,12 @@ func (s *Store) List(ctx context.Context, p store.ListParams) ([]store.Record, e
 	}
 	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "")
 	args := append(append([]any{string(p.Status), p.AfterID}, scopeArgs...), limit)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+recordColumns("")+", UTC_TIMESTAMP(6) FROM "+table+
+	rows, err := s.db.QueryContext(ctx, "SELECT "+sqlcommon.RecordColumns("")+", UTC_TIMESTAMP(6) FROM "+table+
 		" WHERE status = ? AND id > ?"+scope+" ORDER BY id LIMIT ?", args...)
 	if err != nil {
 		return nil, fmt.Errorf("mysql store: list %s: %w", p.Table, err)
 	}
-	recs, err := scanRecords(rows)
+	recs, err := sqlcommon.ScanRecords(rows)
 	if err != nil {
 		return nil, fmt.Errorf("mysql store: list %s: %w", p.Table, err)
 	}
@@ -151,12 +141,12 @@ func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, e
 	if err != nil {
 		return store.Record{}, err
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT "+recordColumns("")+", UTC_TIMESTAMP(6) FROM "+qt+
+	rows, err := s.db.QueryContext(ctx, "SELECT "+sqlcommon.RecordColumns("")+", UTC_TIMESTAMP(6) FROM "+qt+
 		" WHERE event_id = ?", eventID)
 	if err != nil {
 		return store.Record{}, fmt.Errorf("mysql store: get %s %q: %w", table, eventID, err)
 	}
-	recs, err := scanRecords(rows)
+	recs, err := sqlcommon.ScanRecords(rows)
 	switch {
 	case err != nil:
 		return store.Record{}, fmt.Errorf("mysql store: get %s %q: %w", table, eventID, err)

@@ -130,14 +130,14 @@ func lockCandidates(ctx context.Context, tx *sql.Tx, table string, status store.
 	if err != nil {
 		return nil, err
 	}
-	return scanRecords(rows)
+	return sqlcommon.ScanRecords(rows)
 }
 
 // candidateQuery is the locking read of lockCandidates, off the index
 // claimIndex names, in that index's order (TestClaimPlans checks).
 func candidateQuery(table string, status store.Status, p store.ClaimParams, limit int) (string, []any) {
 	scope, args := sqlcommon.ScopeWhere(p.Scope, "r")
-	q := "SELECT " + recordColumns("r") + ", UTC_TIMESTAMP(6) FROM " + table + " r FORCE INDEX (" +
+	q := "SELECT " + sqlcommon.RecordColumns("r") + ", UTC_TIMESTAMP(6) FROM " + table + " r FORCE INDEX (" +
 		claimIndex(status, p) + `)
 WHERE r.status = ? AND r.available_at <= UTC_TIMESTAMP(6)` + scope
 	args = append([]any{string(status)}, args...)
@@ -241,43 +241,4 @@ func keepOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimPar
 		out[i] = byID[id]
 	}
 	return out, nil
-}
-
-// recordColumns lists the columns scanRecords reads, qualified by alias.
-func recordColumns(alias string) string {
-	cols := []string{"id", "event_id", "tenant", "topic", "event_type", "partition_key", "headers", "payload",
-		"status", "attempts", "last_error", "created_at", "available_at", "delivered_at", "receipt", "lease_owner"}
-	out := ""
-	for i, c := range cols {
-		if i > 0 {
-			out += ", "
-		}
-		if alias != "" {
-			out += alias + "."
-		}
-		out += c
-	}
-	return out
-}
-
-// scanRecords reads rows of recordColumns plus the database's "now", and
-// closes rows.
-func scanRecords(rows *sql.Rows) ([]store.Record, error) {
-	defer rows.Close()
-	var recs []store.Record
-	for rows.Next() {
-		var r store.Record
-		var headers, status string
-		var delivered sql.NullTime
-		var receipt sql.NullString
-		var now time.Time
-		if err := rows.Scan(&r.ID, &r.Event.ID, &r.Event.Tenant, &r.Event.Topic, &r.Event.Type,
-			&r.Event.PartitionKey, &headers, &r.Event.Payload, &status, &r.Attempts, &r.LastError,
-			&r.Event.CreatedAt, &r.AvailableAt, &delivered, &receipt, &r.LeaseOwner, &now); err != nil {
-			return nil, err
-		}
-		sqlcommon.Finish(&r, status, headers, delivered, receipt, now)
-		recs = append(recs, r)
-	}
-	return recs, rows.Err()
 }

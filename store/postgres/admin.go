@@ -89,20 +89,10 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 	rows, err := s.db.QueryContext(ctx, sqlcommon.Rebind(`SELECT status, attempts > 0, COUNT(*),
   COALESCE((EXTRACT(EPOCH FROM now() - MIN(created_at)) * 1000000)::bigint, 0) FROM `+table+` WHERE true`+scope+
 		" GROUP BY 1, 2"), args...)
+	if err == nil {
+		st, err = sqlcommon.ScanStats(rows)
+	}
 	if err != nil {
-		return st, fmt.Errorf("postgres store: stats %s: %w", sc.Table, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var status string
-		var retried bool
-		var n, ageMicros int64
-		if err := rows.Scan(&status, &retried, &n, &ageMicros); err != nil {
-			return st, fmt.Errorf("postgres store: stats %s: %w", sc.Table, err)
-		}
-		sqlcommon.AddStat(&st, store.Status(status), retried, n, time.Duration(ageMicros)*time.Microsecond)
-	}
-	if err := rows.Err(); err != nil {
 		return st, fmt.Errorf("postgres store: stats %s: %w", sc.Table, err)
 	}
 	return st, nil
@@ -124,12 +114,12 @@ func (s *Store) List(ctx context.Context, p store.ListParams) ([]store.Record, e
 	}
 	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "")
 	args := append(append([]any{string(p.Status), p.AfterID}, scopeArgs...), limit)
-	rows, err := s.db.QueryContext(ctx, sqlcommon.Rebind("SELECT "+recordColumns("")+", now() FROM "+table+
+	rows, err := s.db.QueryContext(ctx, sqlcommon.Rebind("SELECT "+sqlcommon.RecordColumns("")+", now() FROM "+table+
 		" WHERE status = ? AND id > ?"+scope+" ORDER BY id LIMIT ?"), args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: list %s: %w", p.Table, err)
 	}
-	recs, err := scanRecords(rows)
+	recs, err := sqlcommon.ScanRecords(rows)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: list %s: %w", p.Table, err)
 	}
@@ -142,11 +132,11 @@ func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, e
 	if err != nil {
 		return store.Record{}, err
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT "+recordColumns("")+", now() FROM "+qt+" WHERE event_id = $1", eventID)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+sqlcommon.RecordColumns("")+", now() FROM "+qt+" WHERE event_id = $1", eventID)
 	if err != nil {
 		return store.Record{}, fmt.Errorf("postgres store: get %s %q: %w", table, eventID, err)
 	}
-	recs, err := scanRecords(rows)
+	recs, err := sqlcommon.ScanRecords(rows)
 	switch {
 	case err != nil:
 		return store.Record{}, fmt.Errorf("postgres store: get %s %q: %w", table, eventID, err)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
@@ -99,13 +98,13 @@ const markSQL = `SET status = 'in_flight', lease_owner = ?, lease_token = ?, att
 func claimUnordered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams) ([]store.Record, error) {
 	cte, args := candidates(table, p, "")
 	q := cte + "\nUPDATE " + table + " t " + markSQL + " FROM picked WHERE t.id = picked.id RETURNING " +
-		recordColumns("t") + ", now()"
+		sqlcommon.RecordColumns("t") + ", now()"
 	args = append(args, p.Owner, p.Token, sqlcommon.Micros(p.Lease))
 	rows, err := tx.QueryContext(ctx, sqlcommon.Rebind(q), args...)
 	if err != nil {
 		return nil, err
 	}
-	return scanRecords(rows)
+	return sqlcommon.ScanRecords(rows)
 }
 
 func claimOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams) ([]store.Record, error) {
@@ -123,11 +122,11 @@ func claimOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimPa
 		return nil, err
 	}
 	rows, err = tx.QueryContext(ctx, sqlcommon.Rebind("UPDATE "+table+" t "+markSQL+" WHERE t.id = ANY(?) RETURNING "+
-		recordColumns("t")+", now()"), p.Owner, p.Token, sqlcommon.Micros(p.Lease), kept)
+		sqlcommon.RecordColumns("t")+", now()"), p.Owner, p.Token, sqlcommon.Micros(p.Lease), kept)
 	if err != nil {
 		return nil, err
 	}
-	return scanRecords(rows)
+	return sqlcommon.ScanRecords(rows)
 }
 
 // blockedByState is the ordered lanes' pre-filter: an earlier row of the
@@ -197,43 +196,4 @@ func scanCandidates(rows *sql.Rows) ([]sqlcommon.Candidate, error) {
 		cands = append(cands, c)
 	}
 	return cands, rows.Err()
-}
-
-// recordColumns lists the columns scanRecords reads, qualified by alias.
-func recordColumns(alias string) string {
-	cols := []string{"id", "event_id", "tenant", "topic", "event_type", "partition_key", "headers", "payload",
-		"status", "attempts", "last_error", "created_at", "available_at", "delivered_at", "receipt", "lease_owner"}
-	out := ""
-	for i, c := range cols {
-		if i > 0 {
-			out += ", "
-		}
-		if alias != "" {
-			out += alias + "."
-		}
-		out += c
-	}
-	return out
-}
-
-// scanRecords reads rows of recordColumns plus the database's now(), and
-// closes rows.
-func scanRecords(rows *sql.Rows) ([]store.Record, error) {
-	defer rows.Close()
-	var recs []store.Record
-	for rows.Next() {
-		var r store.Record
-		var headers, status string
-		var delivered sql.NullTime
-		var receipt sql.NullString
-		var now time.Time
-		if err := rows.Scan(&r.ID, &r.Event.ID, &r.Event.Tenant, &r.Event.Topic, &r.Event.Type,
-			&r.Event.PartitionKey, &headers, &r.Event.Payload, &status, &r.Attempts, &r.LastError,
-			&r.Event.CreatedAt, &r.AvailableAt, &delivered, &receipt, &r.LeaseOwner, &now); err != nil {
-			return nil, err
-		}
-		sqlcommon.Finish(&r, status, headers, delivered, receipt, now)
-		recs = append(recs, r)
-	}
-	return recs, rows.Err()
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
 // Compile-time proof that Store is a store.Store.
@@ -119,27 +120,9 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 		if err := rows.Scan(&status, &retried, &n, &age); err != nil {
 			return st, wrap("stats", sc.Table, err)
 		}
-		addStat(&st, store.Status(status), retried, n, time.Duration(age)*time.Millisecond)
+		sqlcommon.AddStat(&st, store.Status(status), retried, n, time.Duration(age)*time.Millisecond)
 	}
 	return st, wrap("stats", sc.Table, rows.Err())
-}
-
-func addStat(st *store.LaneStats, status store.Status, retried bool, n int64, age time.Duration) {
-	switch status {
-	case store.StatusPending:
-		if retried {
-			st.Retrying += n
-		} else {
-			st.Pending += n
-		}
-		st.OldestPendingAge = max(st.OldestPendingAge, age)
-	case store.StatusInFlight:
-		st.InFlight += n
-	case store.StatusDelivered:
-		st.Delivered += n
-	case store.StatusDead:
-		st.Dead += n
-	}
 }
 
 // DefaultListLimit is the page size of List when ListParams.Limit is 0.

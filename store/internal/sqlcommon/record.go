@@ -79,3 +79,55 @@ func AddStat(st *store.LaneStats, status store.Status, retried bool, n int64, ag
 
 // ReplaceTable puts the quoted table into a statement template's {{T}}.
 func ReplaceTable(tmpl, quoted string) string { return strings.ReplaceAll(tmpl, "{{T}}", quoted) }
+
+// recordColumns are the columns ScanRecords reads, in its order.
+var recordColumns = []string{"id", "event_id", "tenant", "topic", "event_type", "partition_key", "headers", "payload",
+	"status", "attempts", "last_error", "created_at", "available_at", "delivered_at", "receipt", "lease_owner"}
+
+// RecordColumns lists the columns ScanRecords reads, qualified by alias
+// unless it is empty.
+func RecordColumns(alias string) string {
+	if alias == "" {
+		return strings.Join(recordColumns, ", ")
+	}
+	return alias + "." + strings.Join(recordColumns, ", "+alias+".")
+}
+
+// ScanRecords reads rows of RecordColumns plus the database's clock ("now",
+// for the records' age), and closes rows.
+func ScanRecords(rows *sql.Rows) ([]store.Record, error) {
+	defer rows.Close()
+	var recs []store.Record
+	for rows.Next() {
+		var r store.Record
+		var headers, status string
+		var delivered sql.NullTime
+		var receipt sql.NullString
+		var now time.Time
+		if err := rows.Scan(&r.ID, &r.Event.ID, &r.Event.Tenant, &r.Event.Topic, &r.Event.Type,
+			&r.Event.PartitionKey, &headers, &r.Event.Payload, &status, &r.Attempts, &r.LastError,
+			&r.Event.CreatedAt, &r.AvailableAt, &delivered, &receipt, &r.LeaseOwner, &now); err != nil {
+			return nil, err
+		}
+		Finish(&r, status, headers, delivered, receipt, now)
+		recs = append(recs, r)
+	}
+	return recs, rows.Err()
+}
+
+// ScanStats sums rows of (status, attempts > 0, count, age of the oldest in
+// microseconds) into lane stats, and closes rows.
+func ScanStats(rows *sql.Rows) (store.LaneStats, error) {
+	defer rows.Close()
+	var st store.LaneStats
+	for rows.Next() {
+		var status string
+		var retried bool
+		var n, ageMicros int64
+		if err := rows.Scan(&status, &retried, &n, &ageMicros); err != nil {
+			return st, err
+		}
+		AddStat(&st, store.Status(status), retried, n, time.Duration(ageMicros)*time.Microsecond)
+	}
+	return st, rows.Err()
+}

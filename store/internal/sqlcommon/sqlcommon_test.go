@@ -98,3 +98,14 @@ func TestMigrationStatements(t *testing.T) {
 		t.Errorf("Statements = %q, want %q", got, want)
 	}
 }
+
+func TestRecordColumns(t *testing.T) {
+	if got := RecordColumns(""); !strings.HasPrefix(got, "id, event_id, ") || !strings.HasSuffix(got, ", lease_owner") {
+		t.Errorf("RecordColumns(\"\") = %q", got)
+	}
+	got := RecordColumns("t")
+	if !strings.HasPrefix(got, "t.id, t.event_id, ") || !strings.HasSuffix(got, ", t.lease_owner") ||
+		strings.Count(got, "t.") != len(recordColumns) {
+		t.Errorf("RecordColumns(\"t\") = %q", got)
+	}
+}
