@@ -30,6 +30,17 @@ func (s *Store) Migrate(ctx context.Context, table string) error {
 	if err := CheckVersion(ctx, s.db); err != nil {
 		return err
 	}
+	return s.underMigrateLock(ctx, func(conn *sql.Conn) error {
+		if err := apply(ctx, conn, "herald", locksTable); err != nil {
+			return err
+		}
+		return apply(ctx, conn, "outbox", table)
+	})
+}
+
+// underMigrateLock runs steps on one connection that holds the migration
+// lock, once herald_migrations exists.
+func (s *Store) underMigrateLock(ctx context.Context, steps func(conn *sql.Conn) error) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("mysql store: migrate: %w", err)
@@ -49,10 +60,7 @@ func (s *Store) Migrate(ctx context.Context, table string) error {
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`); err != nil {
 		return fmt.Errorf("mysql store: migrate: %w", err)
 	}
-	if err := apply(ctx, conn, "herald", locksTable); err != nil {
-		return err
-	}
-	return apply(ctx, conn, "outbox", table)
+	return steps(conn)
 }
 
 // apply runs the migrations of kind for table that herald_migrations does

@@ -22,6 +22,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
 // Options tunes the pool that Open creates.
@@ -64,13 +65,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("mysql store: %w", err)
 	}
 	db := sql.OpenDB(connector)
-	if opts.MaxOpenConns <= 0 {
-		opts.MaxOpenConns = 20
-	}
-	db.SetMaxOpenConns(opts.MaxOpenConns)
-	db.SetMaxIdleConns(opts.MaxOpenConns)
-	if err := CheckVersion(ctx, db); err != nil {
-		db.Close()
+	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, CheckVersion); err != nil {
 		return nil, err
 	}
 	return &Store{db: db, owned: true}, nil
@@ -169,15 +164,5 @@ func quote(table string) (string, error) {
 
 // inTx runs f in a READ COMMITTED transaction, retrying deadlocks.
 func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
-	return retryLoop(ctx, func() error {
-		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-		if err != nil {
-			return err
-		}
-		if err := f(tx); err != nil {
-			_ = tx.Rollback()
-			return err
-		}
-		return tx.Commit()
-	})
+	return sqlcommon.InTx(ctx, s.db, retryable, f)
 }

@@ -3,7 +3,6 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"time"
 
 	"github.com/heraldhq/herald/store"
@@ -55,25 +54,7 @@ func (s *Store) MigrateProjections(ctx context.Context, table string) error {
 	if err := CheckVersion(ctx, s.db); err != nil {
 		return err
 	}
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("mysql store: migrate: %w", err)
-	}
-	defer conn.Close()
-	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 60)", migrateLock).Scan(&got); err != nil || got.Int64 != 1 {
-		return fmt.Errorf("mysql store: migrate: could not take lock %s within 60s: %v", migrateLock, err)
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK(?)", migrateLock) //nolint:errcheck // the lock also ends with the session
-	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS herald_migrations (
-  table_name VARCHAR(64) NOT NULL,
-  version INT NOT NULL,
-  applied_at DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
-  PRIMARY KEY (table_name, version)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`); err != nil {
-		return fmt.Errorf("mysql store: migrate: %w", err)
-	}
-	return apply(ctx, conn, "projection", table)
+	return s.underMigrateLock(ctx, func(conn *sql.Conn) error { return apply(ctx, conn, "projection", table) })
 }
 
 // Apply runs one projection step in one transaction; see store.ProjectionStore.

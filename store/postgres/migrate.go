@@ -31,6 +31,17 @@ func (s *Store) Migrate(ctx context.Context, table string) error {
 	if err := CheckVersion(ctx, s.db); err != nil {
 		return err
 	}
+	return s.underMigrateLock(ctx, table, func(tx *sql.Tx) error {
+		if err := apply(ctx, tx, "herald", locksTable); err != nil {
+			return err
+		}
+		return apply(ctx, tx, "outbox", table)
+	})
+}
+
+// underMigrateLock runs steps in a transaction that holds the migration
+// lock, once herald_migrations exists.
+func (s *Store) underMigrateLock(ctx context.Context, table string, steps func(tx *sql.Tx) error) error {
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLockKey)); err != nil {
 			return err
@@ -43,10 +54,7 @@ func (s *Store) Migrate(ctx context.Context, table string) error {
 )`); err != nil {
 			return err
 		}
-		if err := apply(ctx, tx, "herald", locksTable); err != nil {
-			return err
-		}
-		return apply(ctx, tx, "outbox", table)
+		return steps(tx)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres store: migrate %s: %w", table, err)

@@ -53,13 +53,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	// JIT only slows down Herald's short statements (see planSettings).
 	cfg.RuntimeParams["jit"] = "off"
 	db := stdlib.OpenDB(*cfg)
-	if opts.MaxOpenConns <= 0 {
-		opts.MaxOpenConns = 20
-	}
-	db.SetMaxOpenConns(opts.MaxOpenConns)
-	db.SetMaxIdleConns(opts.MaxOpenConns)
-	if err := CheckVersion(ctx, db); err != nil {
-		db.Close()
+	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, CheckVersion); err != nil {
 		return nil, err
 	}
 	return &Store{db: db, owned: true}, nil
@@ -132,15 +126,5 @@ func quote(table string) (string, error) {
 
 // inTx runs f in a READ COMMITTED transaction, retrying conflicts.
 func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
-	return retryLoop(ctx, func() error {
-		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-		if err != nil {
-			return err
-		}
-		if err := f(tx); err != nil {
-			_ = tx.Rollback()
-			return err
-		}
-		return tx.Commit()
-	})
+	return sqlcommon.InTx(ctx, s.db, retryable, f)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -61,24 +60,7 @@ func (s *Store) MigrateProjections(ctx context.Context, table string) error {
 	if _, err := quote(table); err != nil {
 		return err
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLockKey)); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS herald_migrations (
-  table_name TEXT NOT NULL,
-  version INTEGER NOT NULL,
-  applied_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-  PRIMARY KEY (table_name, version)
-)`); err != nil {
-			return err
-		}
-		return apply(ctx, tx, "projection", table)
-	})
-	if err != nil {
-		return fmt.Errorf("postgres store: migrate %s: %w", table, err)
-	}
-	return nil
+	return s.underMigrateLock(ctx, table, func(tx *sql.Tx) error { return apply(ctx, tx, "projection", table) })
 }
 
 // Apply runs one projection step in one transaction; see store.ProjectionStore.
