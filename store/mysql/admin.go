@@ -113,47 +113,16 @@ const DefaultListLimit = 100
 // List returns up to p.Limit rows of p.Status with ids above p.AfterID, in
 // id order.
 func (s *Store) List(ctx context.Context, p store.ListParams) ([]store.Record, error) {
-	table, err := quote(p.Table)
-	if err != nil {
-		return nil, err
-	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = DefaultListLimit
-	}
-	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "")
-	args := append(append([]any{string(p.Status), p.AfterID}, scopeArgs...), limit)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+sqlcommon.RecordColumns("")+", UTC_TIMESTAMP(6) FROM "+table+
-		" WHERE status = ? AND id > ?"+scope+" ORDER BY id LIMIT ?", args...)
-	if err != nil {
-		return nil, fmt.Errorf("mysql store: list %s: %w", p.Table, err)
-	}
-	recs, err := sqlcommon.ScanRecords(rows)
-	if err != nil {
-		return nil, fmt.Errorf("mysql store: list %s: %w", p.Table, err)
-	}
-	return recs, nil
+	return s.reader().List(ctx, p, DefaultListLimit)
 }
 
 // Get returns the row of eventID, or store.ErrNotFound.
 func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, error) {
-	qt, err := quote(table)
-	if err != nil {
-		return store.Record{}, err
-	}
-	rows, err := s.db.QueryContext(ctx, "SELECT "+sqlcommon.RecordColumns("")+", UTC_TIMESTAMP(6) FROM "+qt+
-		" WHERE event_id = ?", eventID)
-	if err != nil {
-		return store.Record{}, fmt.Errorf("mysql store: get %s %q: %w", table, eventID, err)
-	}
-	recs, err := sqlcommon.ScanRecords(rows)
-	switch {
-	case err != nil:
-		return store.Record{}, fmt.Errorf("mysql store: get %s %q: %w", table, eventID, err)
-	case len(recs) == 0:
-		return store.Record{}, fmt.Errorf("mysql store: get %s %q: %w", table, eventID, store.ErrNotFound)
-	}
-	return recs[0], nil
+	return s.reader().Get(ctx, table, eventID)
+}
+
+func (s *Store) reader() sqlcommon.Reader {
+	return sqlcommon.Reader{Name: "mysql store", DB: s.db, Now: "UTC_TIMESTAMP(6)", Bind: nil, Quote: quote}
 }
 
 // Replay moves dead rows back to pending, claimable at once, with attempts
