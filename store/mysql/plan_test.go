@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/dbtest"
 )
 
 // TestClaimPlans checks that the claim's locking read runs off the index
@@ -27,10 +28,7 @@ func TestClaimPlans(t *testing.T) {
 	if err := s.Migrate(ctx, table); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		_, _ = s.DB().Exec("DROP TABLE `" + table + "`")
-		_, _ = s.DB().Exec("DELETE FROM herald_migrations WHERE table_name = ?", table)
-	}()
+	defer dbtest.Drop(s, table)
 	fillForPlans(t, s.DB(), table)
 	for _, tc := range []struct {
 		scope   store.Scope

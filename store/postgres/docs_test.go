@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/dbtest"
 )
 
@@ -49,34 +48,5 @@ func TestDocsSQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitWakeup(t, wake, 5*time.Second, "after the documented NOTIFY")
-	checkDocRows(t, s, table, plainID)
-}
-
-// checkDocRows checks the rows the docs' statements wrote: the plain one is
-// claimable now, the full one carries its fields and is due in 30 s.
-func checkDocRows(t *testing.T, s store.Store, table, plainID string) {
-	t.Helper()
-	ctx := context.Background()
-	full, err := s.Get(ctx, table, "0190f5d2-6a7e-7c4e-9a1b-3f2d8e6c1a00")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if full.Event.Tenant != "app1" || full.Event.PartitionKey != "user-42" || full.Event.Type != "WalletGiftDebited" ||
-		full.Event.Headers["traceparent"] == "" || string(full.Event.Payload) != `{"gift_id":7,"count":1}` {
-		t.Errorf("the full INSERT wrote %+v", full.Event)
-	}
-	if d := full.AvailableAt.Sub(full.Event.CreatedAt); d < 29*time.Second || d > 31*time.Second {
-		t.Errorf("available_at is %v after created_at, want 30s", d)
-	}
-	recs, err := s.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: table}, Owner: "w", Token: 1, Lease: time.Minute, Limit: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 1 || recs[0].Event.ID != plainID {
-		t.Errorf("claimed %d rows, want only the plain one (the other is delayed)", len(recs))
-	}
-	st, err := s.Stats(ctx, store.Scope{Table: table, Tenant: "app1"})
-	if err != nil || st.Pending != 1 {
-		t.Errorf("tenant app1 stats %+v, %v; want 1 pending", st, err)
-	}
+	dbtest.CheckDocRows(t, s, table, plainID)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/dbtest"
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
@@ -29,10 +30,7 @@ func TestClaimPlans(t *testing.T) {
 	if err := s.Migrate(ctx, table); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		_, _ = s.DB().Exec(`DROP TABLE "` + table + `"`)
-		_, _ = s.DB().Exec("DELETE FROM herald_migrations WHERE table_name = $1", table)
-	}()
+	defer dbtest.Drop(s, table)
 	fillForPlans(t, s.DB(), table)
 	// First as the table is now, filled but not yet analyzed (a queue's
 	// usual state), then with statistics.

@@ -10,6 +10,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/dbtest"
 	"github.com/heraldhq/herald/store/postgres"
 )
 
@@ -56,7 +57,7 @@ func TestWakeupsOnCommitOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = tx.Rollback()
-	enqueue(t, s, table, herald.Event{Topic: "t", Type: "A", Payload: []byte("2")})
+	dbtest.Enqueue(t, s, table, herald.Event{Topic: "t", Type: "A", Payload: []byte("2")})
 	waitWakeup(t, ch, 5*time.Second, "after a commit")
 	select {
 	case <-ch:
@@ -90,7 +91,7 @@ WHERE application_name = 'herald-wakeups' AND query LIKE '%` + herald.NotifyChan
 	}
 	waitWakeup(t, ch, 10*time.Second, "after the listener's session was killed")
 	drain(ch)
-	enqueue(t, s, table, herald.Event{Topic: "t", Type: "A", Payload: []byte("1")})
+	dbtest.Enqueue(t, s, table, herald.Event{Topic: "t", Type: "A", Payload: []byte("1")})
 	waitWakeup(t, ch, 5*time.Second, "after a commit on the new session")
 }
 
