@@ -36,12 +36,19 @@ func openStore(t testing.TB) *mysql.Store {
 	return s
 }
 
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(tb testing.TB) store.Store { return openStore(tb) })
-}
+// opener is openStore as the shared suites take it.
+func opener(tb testing.TB) store.Store { return openStore(tb) }
+
+func TestConformance(t *testing.T) { storetest.Run(t, opener) }
+
+func TestProjections(t *testing.T) { storetest.RunProjections(t, opener) }
+
+// TestStress: workers on two pools, short leases that some publishes
+// outlast, failures retried: each event completes once, keys in order.
+func TestStress(t *testing.T) { dbtest.StressLanes(t, opener) }
 
 func BenchmarkStore(b *testing.B) {
-	storetest.Bench(b, func(tb testing.TB) store.Store { return openStore(tb) })
+	storetest.Bench(b, opener)
 }
 
 // BenchmarkOrdered is claim + Complete on an ordered lane with many keys,
@@ -69,5 +76,5 @@ func TestOrderedLockedHeadBlocksKey(t *testing.T) {
 // TestMigrateRace runs Migrate from several stores at once, as several
 // relays starting together would.
 func TestMigrateRace(t *testing.T) {
-	dbtest.MigrateRace(t, func(tb testing.TB) store.Store { return openStore(tb) })
+	dbtest.MigrateRace(t, opener)
 }

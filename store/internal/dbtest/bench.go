@@ -21,7 +21,7 @@ func BenchOrdered(b *testing.B, s store.Store, keys, size int) {
 	if err := s.Migrate(ctx, table); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _, _ = s.DB().Exec("DROP TABLE " + quoteFor(s, table)) })
+	b.Cleanup(func() { _, _ = s.DB().Exec("DROP TABLE " + Quote(s, table)) })
 	ob, err := herald.NewOutbox(herald.OutboxConfig{Dialect: s.Dialect(), Table: table})
 	if err != nil {
 		b.Fatal(err)
@@ -64,11 +64,4 @@ func BenchOrdered(b *testing.B, s store.Store, keys, size int) {
 		done += len(recs)
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
-}
-
-func quoteFor(s store.Store, table string) string {
-	if s.Dialect() == herald.MySQL {
-		return "`" + table + "`"
-	}
-	return `"` + table + `"`
 }

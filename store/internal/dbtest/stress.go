@@ -14,6 +14,17 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
+// StressLanes runs Stress on an unordered and on an ordered lane.
+func StressLanes(t *testing.T, open Opener) {
+	for _, ordered := range []bool{false, true} {
+		name := "unordered"
+		if ordered {
+			name = "ordered"
+		}
+		t.Run(name, func(t *testing.T) { Stress(t, open, ordered) })
+	}
+}
+
 // Stress runs workers on two stores (two pools, as two processes) over one
 // table: claims with a short lease, simulated publishes of which some fail
 // (retry after a short backoff) and some outlast the lease (another worker
@@ -27,7 +38,7 @@ import (
 // old holder, late, still completes a later row of its batch (it published
 // them in order, so the broker saw the first row first; the reclaimed copy
 // is a duplicate). See docs/isolation.md.
-func Stress(t *testing.T, open func(testing.TB) store.Store, ordered bool) {
+func Stress(t *testing.T, open Opener, ordered bool) {
 	const events, keys, workers = 600, 12, 6
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -36,7 +47,7 @@ func Stress(t *testing.T, open func(testing.TB) store.Store, ordered bool) {
 	if err := stores[0].Migrate(ctx, table); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = stores[0].DB().Exec("DROP TABLE " + quoteFor(stores[0], table)) })
+	t.Cleanup(func() { _, _ = stores[0].DB().Exec("DROP TABLE " + Quote(stores[0], table)) })
 	enqueueKeyed(t, stores[0], table, events, keys)
 
 	var mu sync.Mutex
