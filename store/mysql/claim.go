@@ -30,11 +30,8 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	if err != nil {
 		return nil, err
 	}
-	if p.Limit <= 0 {
-		return nil, fmt.Errorf("%w: limit %d must be positive", ErrBadClaim, p.Limit)
-	}
-	if p.Lease <= 0 {
-		return nil, fmt.Errorf("%w: lease %v must be positive", ErrBadClaim, p.Lease)
+	if err := sqlcommon.CheckClaim(p, ErrBadClaim); err != nil {
+		return nil, err
 	}
 	var recs []store.Record
 	expired := s.expiredDue(p)

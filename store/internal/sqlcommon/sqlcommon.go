@@ -5,6 +5,7 @@ package sqlcommon
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -171,6 +172,18 @@ func Keys(cands []Candidate) (keys []string, maxID int64) {
 		}
 	}
 	return keys, maxID
+}
+
+// CheckClaim refuses claim parameters that cannot work (no rows or no
+// lease), wrapping bad (the store's ErrBadClaim).
+func CheckClaim(p store.ClaimParams, bad error) error {
+	if p.Limit <= 0 {
+		return fmt.Errorf("%w: limit %d must be positive", bad, p.Limit)
+	}
+	if p.Lease <= 0 {
+		return fmt.Errorf("%w: lease %v must be positive", bad, p.Lease)
+	}
+	return nil
 }
 
 // maxAttempts bounds the retries of a transaction that lost a deadlock or a

@@ -1,9 +1,11 @@
 package sqlcommon
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/store"
@@ -107,5 +109,17 @@ func TestRecordColumns(t *testing.T) {
 	if !strings.HasPrefix(got, "t.id, t.event_id, ") || !strings.HasSuffix(got, ", t.lease_owner") ||
 		strings.Count(got, "t.") != len(recordColumns) {
 		t.Errorf("RecordColumns(\"t\") = %q", got)
+	}
+}
+
+func TestCheckClaim(t *testing.T) {
+	bad := errors.New("bad claim")
+	for _, p := range []store.ClaimParams{{Limit: 0, Lease: time.Second}, {Limit: 1, Lease: 0}} {
+		if err := CheckClaim(p, bad); !errors.Is(err, bad) {
+			t.Errorf("CheckClaim(%+v) = %v, want %v", p, err, bad)
+		}
+	}
+	if err := CheckClaim(store.ClaimParams{Limit: 1, Lease: time.Second}, bad); err != nil {
+		t.Errorf("CheckClaim of good parameters: %v", err)
 	}
 }
