@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/internal/testenv"
@@ -43,22 +42,7 @@ func TestDocsSQL(t *testing.T) {
 			t.Fatalf("the full INSERT: %v", err)
 		}
 	}
-	full, err := s.Get(ctx, table, "0190f5d2-6a7e-7c4e-9a1b-3f2d8e6c1a00")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if full.Event.Tenant != "app1" || full.Event.PartitionKey != "user-42" || full.Event.Type != "WalletGiftDebited" ||
-		full.Event.Headers["traceparent"] == "" || string(full.Event.Payload) != `{"gift_id":7,"count":1}` {
-		t.Errorf("the full INSERT wrote %+v", full.Event)
-	}
-	if d := full.AvailableAt.Sub(full.Event.CreatedAt); d < 29*time.Second || d > 31*time.Second {
-		t.Errorf("available_at is %v after created_at, want 30s", d)
-	}
-	recs, err := s.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: table}, Owner: "w", Token: 1,
-		Lease: time.Minute, Limit: 10})
-	if err != nil || len(recs) != 1 || recs[0].Event.ID != plainID {
-		t.Errorf("claimed %d rows (%v), want only the plain one (the other is delayed)", len(recs), err)
-	}
+	dbtest.CheckDocRows(t, s, table, plainID)
 }
 
 // TestDocsSchema checks that the table definition in docs/sql.md is the

@@ -21,11 +21,7 @@ func BenchOrdered(b *testing.B, s store.Store, keys, size int) {
 	if err := s.Migrate(ctx, table); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _, _ = s.DB().Exec("DROP TABLE " + Quote(s, table)) })
-	ob, err := herald.NewOutbox(herald.OutboxConfig{Dialect: s.Dialect(), Table: table})
-	if err != nil {
-		b.Fatal(err)
-	}
+	b.Cleanup(func() { Drop(s, table) })
 	payload := make([]byte, 1024)
 	for start := 0; start < b.N; start += 1000 {
 		evs := make([]herald.Event, min(1000, b.N-start))
@@ -33,16 +29,7 @@ func BenchOrdered(b *testing.B, s store.Store, keys, size int) {
 			evs[i] = herald.Event{Topic: "bench", Type: "Bench", Payload: payload,
 				PartitionKey: fmt.Sprintf("key-%d", (start+i)%keys)}
 		}
-		tx, err := s.DB().BeginTx(ctx, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := ob.Enqueue(ctx, tx, evs...); err != nil {
-			b.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			b.Fatal(err)
-		}
+		Enqueue(b, s, table, evs...)
 	}
 	token := rand.Int64()
 	p := store.ClaimParams{Scope: store.Scope{Table: table}, Owner: "bench", Token: token,

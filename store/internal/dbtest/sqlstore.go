@@ -52,7 +52,7 @@ func Migrated(t *testing.T, s store.Store, prefix string) string {
 }
 
 // Enqueue writes evs to table through herald.Outbox in one transaction.
-func Enqueue(t *testing.T, s store.Store, table string, evs ...herald.Event) {
+func Enqueue(t testing.TB, s store.Store, table string, evs ...herald.Event) {
 	t.Helper()
 	ob, err := herald.NewOutbox(herald.OutboxConfig{Dialect: s.Dialect(), Table: table})
 	if err != nil {

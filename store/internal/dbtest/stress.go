@@ -47,7 +47,7 @@ func Stress(t *testing.T, open Opener, ordered bool) {
 	if err := stores[0].Migrate(ctx, table); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = stores[0].DB().Exec("DROP TABLE " + Quote(stores[0], table)) })
+	t.Cleanup(func() { Drop(stores[0], table) })
 	enqueueKeyed(t, stores[0], table, events, keys)
 
 	var mu sync.Mutex
@@ -138,24 +138,11 @@ func stressRound(ctx context.Context, t *testing.T, s store.Store, table string,
 // enqueueKeyed commits n events over keys partition keys.
 func enqueueKeyed(t *testing.T, s store.Store, table string, n, keys int) {
 	t.Helper()
-	ob, err := herald.NewOutbox(herald.OutboxConfig{Dialect: s.Dialect(), Table: table})
-	if err != nil {
-		t.Fatal(err)
-	}
 	evs := make([]herald.Event, n)
 	for i := range evs {
 		evs[i] = herald.Event{Topic: "t", Type: "Stress", Payload: []byte("x"), PartitionKey: fmt.Sprintf("k%d", i%keys)}
 	}
-	tx, err := s.DB().Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ob.Enqueue(context.Background(), tx, evs...); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	Enqueue(t, s, table, evs...)
 }
 
 // checkClaimOrder fails the test if an unfinished row of a claimed row's key
