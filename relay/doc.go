@@ -23,9 +23,8 @@
 //     poll, polling quickly right after activity and backing off to
 //     poll_interval when idle.
 //
-// Claiming and publishing overlap: while one batch is published and
-// marked, the worker claims the next, so the database and the broker work
-// at the same time.
+// Claiming, publishing and marking overlap: a worker is a pipeline with one
+// batch in each stage, so the database and the broker work at the same time.
 //
 // On shutdown a worker stops claiming, lets its in-flight publish finish
 // within publish_timeout, marks the outcomes and releases every claimed row

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/broker"
@@ -36,23 +37,30 @@ func newWorker(cfg Config, lane Lane, id string, wake <-chan struct{}, log *slog
 }
 
 // run loops until ctx ends: an immediate first pass, then at once while
-// batches come back full, adaptive polling otherwise. Claiming and
-// publishing overlap: while one batch is being published and marked, the
-// next is claimed, so the database and the broker work at the same time.
-// On an ordered lane this cannot reorder a key: the batch in flight holds
-// live leases, which keep its keys' later rows out of the next claim.
+// batches come back full, adaptive polling otherwise. Claiming, publishing
+// and marking form a pipeline, one batch in each stage, so the database and
+// the broker work at the same time. On an ordered lane this cannot reorder
+// a key: batches further down the pipeline hold live leases, which keep
+// their keys' later rows out of the next claim.
 func (w *worker) run(ctx context.Context) {
-	handoff := make(chan *claimed)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for c := range handoff {
-			w.deliver(ctx, c)
+	toPublish := make(chan *claimed)
+	toMark := make(chan *claimed)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(toMark)
+		for c := range toPublish {
+			w.publish(ctx, c)
+			toMark <- c
 		}
-	}()
-	w.claimLoop(ctx, handoff)
-	close(handoff)
-	<-done
+	})
+	wg.Go(func() {
+		for c := range toMark {
+			w.mark(ctx, c)
+		}
+	})
+	w.claimLoop(ctx, toPublish)
+	close(toPublish)
+	wg.Wait()
 }
 
 func (w *worker) claimLoop(ctx context.Context, handoff chan<- *claimed) {
@@ -94,13 +102,13 @@ func (w *worker) claimLoop(ctx context.Context, handoff chan<- *claimed) {
 	}
 }
 
-// handOff passes c to the publishing side; on shutdown it is delivered
-// right here instead, which (the context being done) releases its rows.
+// handOff passes c to the publishing stage; on shutdown it is marked right
+// here instead, which releases its rows, none of them published.
 func (w *worker) handOff(ctx context.Context, handoff chan<- *claimed, c *claimed) {
 	select {
 	case handoff <- c:
 	case <-ctx.Done():
-		w.deliver(ctx, c)
+		w.mark(ctx, c)
 	}
 }
 
@@ -149,13 +157,17 @@ func (w *worker) claim(ctx context.Context) (*claimed, error) {
 	}, nil
 }
 
-// deliver publishes a claimed batch and marks the outcomes.
-func (w *worker) deliver(ctx context.Context, c *claimed) {
-	pubStart := time.Now()
+// publish sends a claimed batch to the broker.
+func (w *worker) publish(ctx context.Context, c *claimed) {
+	start := time.Now()
 	c.batch.publish(ctx, c.deadline)
-	c.stats.Publish = time.Since(pubStart)
-	markStart := time.Now()
+	c.stats.Publish = time.Since(start)
+}
+
+// mark records a published batch's outcomes and reports the pass.
+func (w *worker) mark(ctx context.Context, c *claimed) {
+	start := time.Now()
 	c.batch.mark(ctx, c.fence, &c.stats)
-	c.stats.Mark = time.Since(markStart)
+	c.stats.Mark = time.Since(start)
 	w.obs.BatchDone(c.stats)
 }
