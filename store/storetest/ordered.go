@@ -109,6 +109,12 @@ type orderChecker struct {
 	errs   []string
 }
 
+func (o *orderChecker) fail(msg string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.errs = append(o.errs, msg)
+}
+
 func (o *orderChecker) claimed(owner string, recs []store.Record) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -152,16 +158,28 @@ func testOrderedConcurrent(t *testing.T, h *harness) {
 		oc.next[r.Event.PartitionKey] = append(oc.next[r.Event.PartitionKey], r.ID)
 	}
 	stores := []store.Store{h.s, h.open(t)}
+	// A claim can come back empty while other workers hold every key (or
+	// SKIP LOCKED passed over rows another claim was locking), so a worker
+	// stops only when everything is delivered or the deadline passes.
+	deadline := time.Now().Add(time.Minute)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			s, c := stores[w%2], newClaimer(fmt.Sprintf("w%d", w))
-			for {
+			for time.Now().Before(deadline) {
 				p := ordered(5)
 				p.Scope, p.Owner, p.Token = h.scope(), c.owner, c.token
 				recs, err := s.Claim(h.ctx, p)
-				if err != nil || len(recs) == 0 {
+				if err != nil {
+					oc.fail("claim: " + err.Error())
 					return
+				}
+				if len(recs) == 0 {
+					if st, err := s.Stats(h.ctx, h.scope()); err == nil && st.Delivered == keys*perKey {
+						return
+					}
+					time.Sleep(time.Millisecond)
+					continue
 				}
 				oc.claimed(c.owner, recs)
 				oc.done(recs)
@@ -170,6 +188,7 @@ func testOrderedConcurrent(t *testing.T, h *harness) {
 					ds[i] = store.Delivery{ID: r.ID}
 				}
 				if _, err := s.Complete(h.ctx, c.fence(h), ds); err != nil {
+					oc.fail("complete: " + err.Error())
 					return
 				}
 			}
