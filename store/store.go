@@ -208,3 +208,10 @@ type Store interface {
 type Waker interface {
 	Wakeups(ctx context.Context, table string) (<-chan struct{}, error)
 }
+
+// Dropper is an optional Store ability: delete an outbox table and its
+// migration records, for benchmarks and tests that want a fresh table
+// (a reused queue table keeps its dead index entries until vacuumed).
+type Dropper interface {
+	Drop(ctx context.Context, table string) error
+}

@@ -53,8 +53,15 @@ func (Nop) Publish(_ context.Context, msgs []broker.Message) []broker.Result {
 // Close does nothing.
 func (Nop) Close() error { return nil }
 
-// prepare migrates and empties the bench table.
+// prepare gives the run an empty bench table: dropped and created afresh
+// where the store can drop tables (a reused queue table drags the dead
+// index entries of earlier runs along until it is vacuumed), else emptied.
 func (s Setup) prepare(ctx context.Context) error {
+	if d, ok := s.Store.(store.Dropper); ok {
+		if err := d.Drop(ctx, s.table()); err != nil {
+			return err
+		}
+	}
 	if err := s.Store.Migrate(ctx, s.table()); err != nil {
 		return err
 	}

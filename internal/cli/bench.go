@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 )
 
 type benchFlags struct {
-	lane, producer                  string
+	lane, producer, cpuProfile      string
 	events, batch, workers, payload int
 	runs, rate                      int
 	duration                        time.Duration
@@ -39,6 +40,7 @@ func (a *app) benchCommand() *cobra.Command {
 	tp.Flags().IntVar(&f.workers, "workers", 1, "workers (concurrency)")
 	tp.Flags().IntVar(&f.payload, "payload", 1024, "payload bytes")
 	tp.Flags().IntVar(&f.runs, "runs", 3, "runs per publisher")
+	tp.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file")
 	lat := &cobra.Command{Use: "latency", Short: "commit → broker ack latency at a steady rate, default lane settings",
 		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return a.benchLatency(cmd.Context(), f) }}
 	lat.Flags().IntVar(&f.rate, "rate", 500, "events per second")
@@ -91,6 +93,13 @@ func (a *app) benchThroughput(ctx context.Context, f benchFlags) error {
 		return err
 	}
 	defer rt.Close()
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	res, err := bench.Throughput(ctx, s, bench.ThroughputParams{Events: f.events, Batch: f.batch,
 		Workers: f.workers, Payload: f.payload, Runs: f.runs})
 	if err != nil {
@@ -189,4 +198,17 @@ func (a *app) benchIdle(ctx context.Context, f benchFlags) error {
 	}
 	fmt.Fprintf(a.stdout, "store %s: an idle relay used %.2f%% of a core over %s\n", rt.File.Store.Driver, cpu*100, f.duration)
 	return nil
+}
+
+// startCPUProfile profiles this process into path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usagef("--cpuprofile: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -14,6 +14,31 @@ var maintenanceTests = []test{
 	{"TryLockOncePerInterval", testTryLock},
 	{"TryLockConcurrent", testTryLockConcurrent},
 	{"Stats", testStats},
+	{"DropThenMigrateAgain", testDrop},
+}
+
+// testDrop: a store that can drop a table (store.Dropper) removes it with
+// its migration records, so Migrate creates it afresh, empty.
+func testDrop(t *testing.T, h *harness) {
+	d, ok := h.s.(store.Dropper)
+	if !ok {
+		t.Skip("the store has no Drop")
+	}
+	h.enqueue(event("Dropped"))
+	if err := d.Drop(h.ctx, h.table); err != nil {
+		errorf(t, "Drop removes a table", "%v", err)
+		return
+	}
+	if _, err := h.s.Stats(h.ctx, h.scope()); err == nil {
+		errorf(t, "Drop removes a table", "Stats still reads the dropped table")
+	}
+	if err := h.s.Migrate(h.ctx, h.table); err != nil {
+		errorf(t, "Migrate recreates a dropped table", "%v", err)
+		return
+	}
+	if st := h.stats(); st.Pending != 0 {
+		errorf(t, "Migrate recreates a dropped table empty", "stats %+v", st)
+	}
 }
 
 // deliverAll claims and completes every claimable row.

@@ -1,0 +1,22 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/heraldhq/herald"
+)
+
+// Drop deletes table and its migration records (store.Dropper).
+func (s *Store) Drop(ctx context.Context, table string) error {
+	if err := herald.ValidateIdentifier(table); err != nil {
+		return err
+	}
+	if _, err := s.DB().ExecContext(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS "%s"`, table)); err != nil {
+		return fmt.Errorf("postgres store: drop %s: %w", table, err)
+	}
+	if _, err := s.DB().ExecContext(ctx, "DELETE FROM herald_migrations WHERE table_name = $1", table); err != nil {
+		return fmt.Errorf("postgres store: drop %s: %w", table, err)
+	}
+	return nil
+}
