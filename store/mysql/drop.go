@@ -15,6 +15,10 @@ func (s *Store) Drop(ctx context.Context, table string) error {
 	if _, err := s.DB().ExecContext(ctx, fmt.Sprintf("DROP TABLE IF EXISTS `%s`", table)); err != nil {
 		return fmt.Errorf("mysql store: drop %s: %w", table, err)
 	}
+	var hasMigrations int
+	if err := s.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'herald_migrations'").Scan(&hasMigrations); err != nil || hasMigrations == 0 {
+		return err // no migrations table: nothing was ever migrated here
+	}
 	if _, err := s.DB().ExecContext(ctx, "DELETE FROM herald_migrations WHERE table_name = ?", table); err != nil {
 		return fmt.Errorf("mysql store: drop %s: %w", table, err)
 	}

@@ -39,6 +39,9 @@ func testDrop(t *testing.T, h *harness) {
 	if st := h.stats(); st.Pending != 0 {
 		errorf(t, "Migrate recreates a dropped table empty", "stats %+v", st)
 	}
+	if err := d.Drop(h.ctx, h.table+"_never_created"); err != nil {
+		errorf(t, "Drop of a table that does not exist is a no-op", "%v", err)
+	}
 }
 
 // deliverAll claims and completes every claimable row.
