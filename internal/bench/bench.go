@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"sort"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -172,14 +171,6 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	}
 	i := int(float64(len(sorted)-1) * p / 100)
 	return sorted[i]
-}
-
-// CommittedHeader carries the producer's clock reading just before commit,
-// in Unix nanoseconds, for latency measurements.
-const CommittedHeader = "herald-bench-committed"
-
-func nowHeader() map[string]string {
-	return map[string]string{CommittedHeader: strconv.FormatInt(time.Now().UnixNano(), 10)}
 }
 
 // Steps is the mean time per batch of each step of the relay's loop.

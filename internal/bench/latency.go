@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -17,10 +16,11 @@ import (
 type LatencyParams struct {
 	Rate     int           // events per second
 	Duration time.Duration // how long the producer runs
-	// Producer, when set, produces in another process (it must enqueue
-	// into the bench table at Rate with CommittedHeader set, and return when
-	// done). Nil produces in this process.
-	Producer func(ctx context.Context) error
+	// Producer, when set, produces in another process: it must enqueue
+	// into the bench table at Rate, call committed with each event's id
+	// and the moment its commit returned, and return when done. Nil
+	// produces in this process.
+	Producer func(ctx context.Context, committed func(id string, at time.Time)) error
 }
 
 // LatencyResult is commit → broker-ack latency over every event.
@@ -34,12 +34,12 @@ type LatencyResult struct {
 	RelayCPU float64
 }
 
-// ackClock wraps a publisher and records, per acknowledged message, the
-// time since its producer's CommittedHeader.
+// ackClock wraps a publisher and records when each event was first
+// acknowledged by the broker.
 type ackClock struct {
 	broker.Publisher
-	mu   sync.Mutex
-	lats []time.Duration
+	mu    sync.Mutex
+	acked map[string]time.Time
 }
 
 func (a *ackClock) Publish(ctx context.Context, msgs []broker.Message) []broker.Result {
@@ -48,18 +48,29 @@ func (a *ackClock) Publish(ctx context.Context, msgs []broker.Message) []broker.
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for i, r := range res {
-		ns, err := strconv.ParseInt(msgs[i].Event.Headers[CommittedHeader], 10, 64)
-		if r.Err == nil && err == nil {
-			a.lats = append(a.lats, now.Sub(time.Unix(0, ns)))
+		if _, seen := a.acked[msgs[i].Event.ID]; r.Err == nil && !seen {
+			a.acked[msgs[i].Event.ID] = now
 		}
 	}
 	return res
 }
 
+// commits collects the moments producers' commits returned.
+type commits struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (c *commits) add(id string, at time.Time) {
+	c.mu.Lock()
+	c.at[id] = at
+	c.mu.Unlock()
+}
+
 // Latency runs a relay with default settings while events are produced at
-// a steady rate, and reports commit → broker-ack percentiles. The clock
-// starts just before the producer's INSERT, so the figures include the
-// enqueue and the commit: they overstate, never understate.
+// a steady rate, one per transaction, and reports percentiles of the time
+// from the producer's commit returning to the broker's ack reaching the
+// relay. Both clocks are this machine's.
 func Latency(ctx context.Context, s Setup, p LatencyParams) (LatencyResult, error) {
 	if err := s.prepare(ctx); err != nil {
 		return LatencyResult{}, err
@@ -68,7 +79,8 @@ func Latency(ctx context.Context, s Setup, p LatencyParams) (LatencyResult, erro
 	if pub == nil {
 		pub = Nop{}
 	}
-	clock := &ackClock{Publisher: pub}
+	clock := &ackClock{Publisher: pub, acked: map[string]time.Time{}}
+	committed := &commits{at: map[string]time.Time{}}
 	lane := s.lane(clock, 100, 1)
 	lane.PublishTimeout = 3 * time.Second // the default configuration
 	stop, err := s.startRelay(lane, nil)
@@ -78,9 +90,11 @@ func Latency(ctx context.Context, s Setup, p LatencyParams) (LatencyResult, erro
 	cpu0, wall0 := cpuTime(), time.Now()
 	produce := p.Producer
 	if produce == nil {
-		produce = func(ctx context.Context) error { return Produce(ctx, s, p.Rate, p.Duration) }
+		produce = func(ctx context.Context, done func(string, time.Time)) error {
+			return Produce(ctx, s, p.Rate, p.Duration, done)
+		}
 	}
-	err = produce(ctx)
+	err = produce(ctx, committed.add)
 	time.Sleep(200 * time.Millisecond) // let the last events arrive
 	cpu := (cpuTime() - cpu0).Seconds() / time.Since(wall0).Seconds()
 	stop()
@@ -88,16 +102,21 @@ func Latency(ctx context.Context, s Setup, p LatencyParams) (LatencyResult, erro
 		return LatencyResult{}, fmt.Errorf("producer: %w", err)
 	}
 	clock.mu.Lock()
-	lats := slices.Clone(clock.lats)
+	var lats []time.Duration
+	for id, at := range committed.at {
+		if ack, ok := clock.acked[id]; ok {
+			lats = append(lats, ack.Sub(at))
+		}
+	}
 	clock.mu.Unlock()
 	slices.Sort(lats)
 	return LatencyResult{Events: len(lats), P50: percentile(lats, 50), P99: percentile(lats, 99),
 		Max: percentile(lats, 100), RelayCPU: cpu}, nil
 }
 
-// Produce enqueues one event per transaction at rate per second for d,
-// each stamped with CommittedHeader.
-func Produce(ctx context.Context, s Setup, rate int, d time.Duration) error {
+// Produce enqueues one event per transaction at rate per second for d, and
+// calls committed with each event's id when its commit has returned.
+func Produce(ctx context.Context, s Setup, rate int, d time.Duration, committed func(id string, at time.Time)) error {
 	ob, err := s.outbox()
 	if err != nil {
 		return err
@@ -113,10 +132,11 @@ func Produce(ctx context.Context, s Setup, rate int, d time.Duration) error {
 		case <-end:
 			return nil
 		case <-tick.C:
-			ev := herald.Event{Topic: "bench", Type: "Latency", Headers: nowHeader(), Payload: body}
+			ev := herald.Event{ID: herald.NewID(), Topic: "bench", Type: "Latency", Payload: body}
 			if err := s.enqueue(ctx, ob, []herald.Event{ev}, 1); err != nil {
 				return err
 			}
+			committed(ev.ID, time.Now())
 		}
 	}
 }

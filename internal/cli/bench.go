@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,7 +43,7 @@ func (a *app) benchCommand() *cobra.Command {
 	tp.Flags().IntVar(&f.payload, "payload", 1024, "payload bytes")
 	tp.Flags().IntVar(&f.runs, "runs", 3, "runs per publisher")
 	tp.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file")
-	lat := &cobra.Command{Use: "latency", Short: "commit → broker ack latency at a steady rate, default lane settings",
+	lat := &cobra.Command{Use: "latency", Short: "commit → broker ack latency at a steady rate, default lane settings (from the producer's commit returning to the ack)",
 		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return a.benchLatency(cmd.Context(), f) }}
 	lat.Flags().IntVar(&f.rate, "rate", 500, "events per second")
 	lat.Flags().DurationVar(&f.duration, "duration", 10*time.Second, "how long to produce")
@@ -154,9 +156,10 @@ func (a *app) benchLatency(ctx context.Context, f benchFlags) error {
 	return nil
 }
 
-// childProducer runs `herald bench produce` in another process.
-func (a *app) childProducer(f benchFlags) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
+// childProducer runs `herald bench produce` in another process, which
+// prints "EVENT_ID UNIX_NANOS" for each commit.
+func (a *app) childProducer(f benchFlags) func(ctx context.Context, committed func(string, time.Time)) error {
+	return func(ctx context.Context, committed func(string, time.Time)) error {
 		self, err := os.Executable()
 		if err != nil {
 			return err
@@ -170,7 +173,21 @@ func (a *app) childProducer(f benchFlags) func(ctx context.Context) error {
 		}
 		cmd := exec.CommandContext(ctx, self, args...)
 		cmd.Stderr = a.stderr
-		return cmd.Run()
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			id, ns, ok := strings.Cut(sc.Text(), " ")
+			if n, err := strconv.ParseInt(ns, 10, 64); ok && err == nil {
+				committed(id, time.Unix(0, n))
+			}
+		}
+		return cmd.Wait()
 	}
 }
 
@@ -180,7 +197,11 @@ func (a *app) benchProduce(ctx context.Context, f benchFlags) error {
 		return err
 	}
 	defer rt.Close()
-	return bench.Produce(ctx, s, f.rate, f.duration)
+	w := bufio.NewWriter(a.stdout)
+	defer w.Flush()
+	return bench.Produce(ctx, s, f.rate, f.duration, func(id string, at time.Time) {
+		fmt.Fprintf(w, "%s %d\n", id, at.UnixNano())
+	})
 }
 
 func (a *app) benchIdle(ctx context.Context, f benchFlags) error {

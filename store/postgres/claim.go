@@ -60,9 +60,19 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 // against 0.9 ms walking the ordered_claim index in order and stopping at
 // the LIMIT, which is the plan these settings leave it. JIT is off because
 // the ordered claim's cost estimate passes jit_above_cost, and compiling it
-// took longer (30 ms and more) than running it.
+// took longer (30 ms and more) than running it. The claim commits without
+// waiting for its WAL flush (see asyncCommit).
 const planSettings = `SELECT set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true),
-  set_config('jit', 'off', true)`
+  set_config('jit', 'off', true), set_config('synchronous_commit', 'off', true)`
+
+// asyncCommit lets the claim and mark transactions commit without waiting
+// for their WAL to reach disk. What a database crash can lose of them is a
+// claim (the rows are claimed again when the lease ends) or a mark (the
+// rows come back in flight and are published again): duplicates, which
+// consumers dedupe by event id, never a lost event. The events themselves
+// are enqueued by the application's own transactions, untouched by this.
+// It saves a WAL flush per statement: latency and throughput both gain.
+const asyncCommit = `SELECT set_config('synchronous_commit', 'off', true)`
 
 // candidates is a CTE "picked" of up to p.Limit locked claimable rows:
 // expired leases first, then due pending rows.

@@ -65,8 +65,11 @@ func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int6
 	q := sqlcommon.Rebind(sqlcommon.ReplaceTable(head, table) + fenceWhere)
 	args = append(args, f.Token)
 	var done []int64
-	err = retryLoop(ctx, func() error {
-		rows, err := s.db.QueryContext(ctx, q, args...)
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, asyncCommit); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
