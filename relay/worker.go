@@ -25,6 +25,8 @@ type worker struct {
 	log        *slog.Logger
 	obs        Observer
 	maxPayload int
+	// notified is true when the store wakes the worker on every commit.
+	notified bool
 }
 
 func newWorker(cfg Config, lane Lane, id string, wake <-chan struct{}, log *slog.Logger) *worker {
@@ -33,6 +35,7 @@ func newWorker(cfg Config, lane Lane, id string, wake <-chan struct{}, log *slog
 	if l, ok := lane.Publisher.(broker.Limiter); ok {
 		w.maxPayload = l.MaxPayload()
 	}
+	_, w.notified = cfg.Store.(store.Waker)
 	return w
 }
 
@@ -85,21 +88,32 @@ func (w *worker) claimLoop(ctx context.Context, handoff chan<- *claimed) {
 			n = len(c.batch.items)
 			w.handOff(ctx, handoff, c)
 		}
-		switch {
-		case err != nil:
-			if ctx.Err() == nil {
-				w.log.Error("claim failed", slog.String("error", err.Error()))
-			}
-			idle = min(max(idle*2, 100*time.Millisecond), w.lane.PollInterval)
-			delay = idle
-		case n >= w.lane.BatchSize:
-			delay, idle = 0, minPoll
-		case n > 0:
-			delay, idle = minPoll, minPoll
-		default:
-			delay, idle = idle, min(idle*2, w.lane.PollInterval)
+		if err != nil && ctx.Err() == nil {
+			w.log.Error("claim failed", slog.String("error", err.Error()))
 		}
+		delay, idle = w.nextDelay(n, err, idle)
 	}
+}
+
+// nextDelay returns how long to wait before the next claim after one that
+// claimed n rows (or failed), and the next idle step: at once after a full
+// batch; after less, short re-polls doubling up to poll_interval, because
+// another process's commit is only seen by looking. A store that notifies
+// commits (store.Waker) makes those re-polls needless: its wakeup arrives
+// when the events are committed, and poll_interval stays as the fallback.
+func (w *worker) nextDelay(n int, err error, idle time.Duration) (delay, nextIdle time.Duration) {
+	switch {
+	case err != nil:
+		idle = min(max(idle*2, 100*time.Millisecond), w.lane.PollInterval)
+		return idle, idle
+	case n >= w.lane.BatchSize:
+		return 0, minPoll
+	case w.notified:
+		return w.lane.PollInterval, minPoll
+	case n > 0:
+		return minPoll, minPoll
+	}
+	return idle, min(idle*2, w.lane.PollInterval)
 }
 
 // handOff passes c to the publishing stage; on shutdown it is marked right
