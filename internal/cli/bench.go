@@ -42,7 +42,7 @@ func (a *app) benchCommand() *cobra.Command {
 	tp.Flags().IntVar(&f.workers, "workers", 1, "workers (concurrency)")
 	tp.Flags().IntVar(&f.payload, "payload", 1024, "payload bytes")
 	tp.Flags().IntVar(&f.runs, "runs", 3, "runs per publisher")
-	tp.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file")
+	cmd.PersistentFlags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement to this file")
 	lat := &cobra.Command{Use: "latency", Short: "commit → broker ack latency at a steady rate, default lane settings (from the producer's commit returning to the ack)",
 		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return a.benchLatency(cmd.Context(), f) }}
 	lat.Flags().IntVar(&f.rate, "rate", 500, "events per second")
@@ -138,6 +138,13 @@ func (a *app) benchLatency(ctx context.Context, f benchFlags) error {
 		return err
 	}
 	defer rt.Close()
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	p := bench.LatencyParams{Rate: f.rate, Duration: f.duration}
 	if f.producer == "other" {
 		p.Producer = a.childProducer(f)
