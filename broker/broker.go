@@ -79,9 +79,10 @@ const DefaultSource = "herald"
 
 // Headers returns the message's headers: the user headers, then the
 // CloudEvents attributes (which win over a user header of the same name).
-// Prefix is the binding's attribute prefix: "ce-" for HTTP, NATS, Kafka and
-// Redis, "cloudEvents:" for AMQP (with ":" kept by AMQP 1.0; amqp091 adapters
-// pass "cloudEvents_" as the JMS-safe form).
+// Prefix is the protocol binding's attribute prefix: "ce-" for HTTP, NATS
+// and Redis, "ce_" for Kafka, "CE_" for RocketMQ properties, and the AMQP
+// binding's "cloudEvents:" (amqp091 adapters pass the JMS-safe
+// "cloudEvents_"); each adapter's HeaderPrefix says which it uses.
 func Headers(m Message, prefix, source string) map[string]string {
 	ev := m.Event
 	h := make(map[string]string, len(ev.Headers)+8)
