@@ -57,17 +57,10 @@ func relayFromYAML(t *testing.T, brokerYAML, destination string, n int) {
 	done := make(chan error)
 	go func() { done <- r.Run(rctx) }()
 	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testenv.WaitFor(t, 30*time.Second, 10*time.Millisecond, fmt.Sprintf("%d events delivered", n), func() bool {
 		st, err := rt.Store.Stats(ctx, store.Scope{Table: herald.DefaultTable})
-		if err == nil && st.Delivered == int64(n) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 30s: %+v, %v", st, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err == nil && st.Delivered == int64(n)
+	})
 }
 
 func TestKafkaFromYAML(t *testing.T) {

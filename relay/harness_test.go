@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/memory"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/sqlite"
 )
@@ -145,16 +146,10 @@ func (r *running) total(f func(BatchStats) int) int {
 	return n
 }
 
-// waitFor polls cond until it holds or the deadline passes.
+// waitFor polls cond every 2ms until it holds or the deadline passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testenv.WaitFor(t, timeout, 2*time.Millisecond, what, cond)
 }
 
 func (e *env) stats() store.LaneStats {

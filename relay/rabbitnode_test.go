@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // debianRabbitScripts holds the unwrapped RabbitMQ scripts of the Debian
@@ -44,10 +45,7 @@ func startRabbitNode(t *testing.T) *rabbitNode {
 	t.Helper()
 	bin, err := exec.LookPath("rabbitmq-server")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("rabbitmq-server is not on PATH and CI=true requires it: %v", err)
-		}
-		t.Skipf("rabbitmq-server is not on PATH (%v); skipping (set CI=true to make this fail)", err)
+		testenv.Unavailable(t, "rabbitmq-server is not on PATH", err)
 	}
 	if direct := filepath.Join(debianRabbitScripts, "rabbitmq-server"); fileExists(direct) {
 		bin = direct

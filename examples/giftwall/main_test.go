@@ -100,13 +100,7 @@ func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.WaitFor(t, within, 5*time.Millisecond, what, cond)
 }
 
 // laneOf picks one of an App's default lanes by name.

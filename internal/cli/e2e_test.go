@@ -9,6 +9,8 @@ import (
 
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // Rule: on a fresh directory with no config, `herald enqueue`, `herald run`
@@ -76,14 +78,9 @@ func readStream(t *testing.T, url, stream string, n int) []*natsgo.Msg {
 	return msgs
 }
 
-// waitFor polls cond until it holds or the deadline passes.
+// waitFor polls cond every 20ms (conditions here often run a child
+// process) until it holds or the deadline passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.WaitFor(t, timeout, 20*time.Millisecond, what, cond)
 }
