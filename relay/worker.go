@@ -11,11 +11,6 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// minPoll is the first re-poll delay after activity or a wakeup. Enqueue
-// signals before its transaction commits, so a worker woken too early looks
-// again after 1, 2, 4, … ms, backing off to the lane's poll_interval.
-const minPoll = time.Millisecond
-
 // worker is one claim → publish → mark loop of a lane.
 type worker struct {
 	store      store.Store
@@ -67,21 +62,8 @@ func (w *worker) run(ctx context.Context) {
 }
 
 func (w *worker) claimLoop(ctx context.Context, handoff chan<- *claimed) {
-	idle := minPoll
-	var delay time.Duration
-	for {
-		if delay > 0 {
-			woke, ok := w.wait(ctx, delay)
-			if !ok {
-				return
-			}
-			if woke {
-				idle = minPoll
-			}
-		}
-		if ctx.Err() != nil {
-			return
-		}
+	pace := newPacer(w)
+	for pace.awaitWork(ctx) {
 		c, err := w.claim(ctx)
 		n := 0
 		if c != nil {
@@ -91,29 +73,8 @@ func (w *worker) claimLoop(ctx context.Context, handoff chan<- *claimed) {
 		if err != nil && ctx.Err() == nil {
 			w.log.Error("claim failed", slog.String("error", err.Error()))
 		}
-		delay, idle = w.nextDelay(n, err, idle)
+		pace.claimed(n, err)
 	}
-}
-
-// nextDelay returns how long to wait before the next claim after one that
-// claimed n rows (or failed), and the next idle step: at once after a full
-// batch; after less, short re-polls doubling up to poll_interval, because
-// another process's commit is only seen by looking. A store that notifies
-// commits (store.Waker) makes those re-polls needless: its wakeup arrives
-// when the events are committed, and poll_interval stays as the fallback.
-func (w *worker) nextDelay(n int, err error, idle time.Duration) (delay, nextIdle time.Duration) {
-	switch {
-	case err != nil:
-		idle = min(max(idle*2, 100*time.Millisecond), w.lane.PollInterval)
-		return idle, idle
-	case n >= w.lane.BatchSize:
-		return 0, minPoll
-	case w.notified:
-		return w.lane.PollInterval, minPoll
-	case n > 0:
-		return minPoll, minPoll
-	}
-	return idle, min(idle*2, w.lane.PollInterval)
 }
 
 // handOff passes c to the publishing stage; on shutdown it is marked right
@@ -158,7 +119,7 @@ func (w *worker) claim(ctx context.Context) (*claimed, error) {
 	recs, err := w.store.Claim(ctx, store.ClaimParams{
 		Scope: w.lane.scope(), Owner: w.id, Token: token, Lease: w.lane.Lease,
 		Limit: w.lane.BatchSize, Ordered: w.lane.Ordering == OrderingKey,
-		ParkOnDead: w.lane.OnDead == OnDeadPark,
+		ParkOnDead: w.lane.OnDead == OnDeadPark, AsyncCommit: true,
 	})
 	if err != nil || len(recs) == 0 {
 		return nil, err

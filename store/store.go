@@ -52,6 +52,14 @@ type ClaimParams struct {
 	Ordered bool
 	// ParkOnDead makes a dead row hold back later rows of its key.
 	ParkOnDead bool
+	// AsyncCommit lets Claim return as soon as the rows are locked to this
+	// claim, its commit still on the way (a store may ignore it). The relay
+	// sets it and publishes meanwhile: the claim's durability is not needed
+	// for correctness, only that no one else takes the rows, which their
+	// locks ensure. Fenced marks of the rows wait on those locks for the
+	// commit; if the commit fails, the marks find the rows lost and the rows
+	// are published again, as after any lost lease.
+	AsyncCommit bool
 }
 
 // Record is one outbox row as claimed or read.
@@ -214,4 +222,12 @@ type Waker interface {
 // (a reused queue table keeps its dead index entries until vacuumed).
 type Dropper interface {
 	Drop(ctx context.Context, table string) error
+}
+
+// Peeker is an optional Store ability: a cheap look, without locks, for
+// pending rows of a scope that are due. Relays on stores without wakeups
+// peek between claims while a lane is active, and claim only when a peek
+// finds rows: a peek is one indexed read, a claim a locking transaction.
+type Peeker interface {
+	Ready(ctx context.Context, s Scope) (bool, error)
 }

@@ -1,0 +1,119 @@
+package relay
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+const (
+	// minPoll is the first re-poll delay after a wakeup or activity on a
+	// store that cannot be peeked at. Enqueue signals this process's
+	// workers before its transaction commits, so a worker woken too early
+	// looks again after 1, 2, 4, … ms, backing off to the lane's
+	// poll_interval.
+	minPoll = time.Millisecond
+	// activePoll is how often a worker peeks (store.Peeker) while its lane
+	// is active: another process's commit is only seen by looking, and at
+	// a few hundred events per second a millisecond step was most of the
+	// latency. A peek is one indexed read, a fifth of an empty claim.
+	activePoll = 500 * time.Microsecond
+	// activeWindow is how long after its last claimed row a worker keeps
+	// peeking every activePoll before backing off.
+	activeWindow = 200 * time.Millisecond
+)
+
+// pacer decides when a worker claims next: at once after a full batch, on
+// a wakeup, and otherwise by polling that is short after activity and backs
+// off to the lane's poll_interval when idle. On a store that notifies
+// commits (store.Waker) the wakeups do the work and poll_interval is the
+// fallback. On a store that can be peeked at (store.Peeker) short polls are
+// peeks, and only a peek that finds rows leads to a claim; a poll at
+// poll_interval always claims, which is also when expired leases are found.
+type pacer struct {
+	w        *worker
+	peeker   store.Peeker
+	delay    time.Duration // before the next look; 0: claim at once
+	idle     time.Duration // the next step of the idle back-off
+	lastRows time.Time     // when a claim last returned rows
+}
+
+func newPacer(w *worker) *pacer {
+	p := &pacer{w: w, idle: minPoll}
+	if pk, ok := w.store.(store.Peeker); ok && !w.notified {
+		p.peeker = pk
+	}
+	return p
+}
+
+// awaitWork returns when the worker should claim, false when ctx ended.
+func (p *pacer) awaitWork(ctx context.Context) bool {
+	for p.delay > 0 {
+		woke, ok := p.w.wait(ctx, p.delay)
+		switch {
+		case !ok:
+			return false
+		case p.peeker == nil || p.delay >= p.w.lane.PollInterval:
+			if woke {
+				p.idle = minPoll
+			}
+			return true
+		}
+		if woke {
+			// This process enqueued, maybe not committed yet: poll it
+			// closely from here.
+			p.lastRows = time.Now()
+		}
+		if p.ready(ctx) {
+			return true
+		}
+		p.delay = p.emptyDelay()
+	}
+	return ctx.Err() == nil
+}
+
+// ready peeks at the lane's rows; an error counts as ready, so the claim
+// runs and reports it.
+func (p *pacer) ready(ctx context.Context) bool {
+	ok, err := p.peeker.Ready(ctx, p.w.lane.scope())
+	return ok || err != nil
+}
+
+// claimed sets the delay before the next look after a claim that returned
+// n rows or failed.
+func (p *pacer) claimed(n int, err error) {
+	lane := p.w.lane
+	switch {
+	case err != nil:
+		p.idle = min(max(p.idle*2, 100*time.Millisecond), lane.PollInterval)
+		p.delay = p.idle
+	case n >= lane.BatchSize:
+		p.delay, p.idle = 0, minPoll
+	case p.w.notified:
+		p.delay, p.idle = lane.PollInterval, minPoll
+	case n > 0:
+		p.lastRows = time.Now()
+		p.delay, p.idle = p.activeStep(), minPoll
+	default:
+		p.delay = p.emptyDelay()
+	}
+}
+
+// emptyDelay is the delay after a look that found nothing: activePoll
+// while the lane was active within activeWindow, else the idle back-off.
+func (p *pacer) emptyDelay() time.Duration {
+	if p.peeker != nil && time.Since(p.lastRows) < activeWindow {
+		return activePoll
+	}
+	d := p.idle
+	p.idle = min(p.idle*2, p.w.lane.PollInterval)
+	return d
+}
+
+func (p *pacer) activeStep() time.Duration {
+	if p.peeker != nil {
+		return activePoll
+	}
+	return minPoll
+}
