@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sort"
@@ -35,7 +34,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	}
 	var recs []store.Record
 	expired := s.expiredDue(p)
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inClaimTx(ctx, p.AsyncCommit, func(tx txRunner) error {
 		recs, err = claimTx(ctx, tx, table, p, expired)
 		return err
 	})
@@ -45,7 +44,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	return recs, nil
 }
 
-func claimTx(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams, expired bool) ([]store.Record, error) {
+func claimTx(ctx context.Context, tx txRunner, table string, p store.ClaimParams, expired bool) ([]store.Record, error) {
 	var recs []store.Record
 	var err error
 	if expired {
@@ -121,7 +120,7 @@ func (s *Store) expiredDue(p store.ClaimParams) bool {
 
 // lockCandidates locks up to limit claimable rows of one status: pending
 // rows that are due, or in-flight rows whose lease ran out.
-func lockCandidates(ctx context.Context, tx *sql.Tx, table string, status store.Status, p store.ClaimParams, limit int) ([]store.Record, error) {
+func lockCandidates(ctx context.Context, tx txRunner, table string, status store.Status, p store.ClaimParams, limit int) ([]store.Record, error) {
 	q, args := candidateQuery(table, status, p, limit)
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -191,7 +190,7 @@ func blockedByState(table string, park bool) string {
 // worker (SKIP LOCKED passed over it) or was cut by the limit, and the later
 // row must wait for it. The read is a plain one, so it sees rows locked by
 // others.
-func keepOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams, recs []store.Record) ([]store.Record, error) {
+func keepOrdered(ctx context.Context, tx txRunner, table string, p store.ClaimParams, recs []store.Record) ([]store.Record, error) {
 	cands := make([]sqlcommon.Candidate, len(recs))
 	ids := make([]int64, len(recs))
 	for i, r := range recs {

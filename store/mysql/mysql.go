@@ -33,8 +33,13 @@ type Options struct {
 
 // Store is a store.Store on MySQL or MariaDB. It is safe for concurrent use.
 type Store struct {
-	db    *sql.DB
+	db *sql.DB
+	// multi is the claims' pool, with multiStatements on (see batchTx);
+	// nil on a caller's pool (New), where claims use plain transactions.
+	multi *sql.DB
 	owned bool
+	// commits tracks claims committing in the background (AsyncCommit).
+	commits sync.WaitGroup
 
 	mu          sync.Mutex
 	nextExpired map[string]time.Time // by scope: when to look for expired leases next
@@ -68,7 +73,31 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, CheckVersion); err != nil {
 		return nil, err
 	}
-	return &Store{db: db, owned: true}, nil
+	multi, err := openMulti(ctx, cfg, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{db: db, multi: multi, owned: true}, nil
+}
+
+// openMulti opens the pool claims run on: the same settings with
+// multiStatements on, kept apart from the pool DB returns so that callers'
+// statements never run with multiStatements.
+func openMulti(ctx context.Context, cfg *mysql.Config, opts Options) (*sql.DB, error) {
+	cfg = cfg.Clone()
+	cfg.MultiStatements = true
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("mysql store: %w", err)
+	}
+	multi := sql.OpenDB(connector)
+	if err := sqlcommon.SetUpPool(ctx, multi, opts.MaxOpenConns, func(ctx context.Context, db *sql.DB) error {
+		return db.PingContext(ctx)
+	}); err != nil {
+		return nil, err
+	}
+	return multi, nil
 }
 
 // New returns a Store on a pool the caller opened and keeps (Close leaves it
@@ -84,8 +113,9 @@ func (s *Store) DB() *sql.DB { return s.db }
 
 // Close closes the pool if Open created it.
 func (s *Store) Close() error {
+	s.commits.Wait()
 	if s.owned {
-		return s.db.Close()
+		return errors.Join(s.multi.Close(), s.db.Close())
 	}
 	return nil
 }

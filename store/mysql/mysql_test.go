@@ -78,3 +78,10 @@ func TestOrderedLockedHeadBlocksKey(t *testing.T) {
 func TestMigrateRace(t *testing.T) {
 	dbtest.MigrateRace(t, opener)
 }
+
+// TestConformanceOnCallersPool runs the suite on stores from New, which
+// claim in plain transactions on the caller's pool (Open's stores send
+// BEGIN and COMMIT with their statements, on a pool of their own).
+func TestConformanceOnCallersPool(t *testing.T) {
+	storetest.Run(t, func(tb testing.TB) store.Store { return mysql.New(openStore(tb).DB()) })
+}

@@ -13,7 +13,10 @@ import (
 var claimTests = []test{
 	{"Fields", testClaimFields},
 	{"Limit", testClaimLimit},
-	{"ExclusiveUnderConcurrency", testClaimConcurrent},
+	{"ExclusiveUnderConcurrency", func(t *testing.T, h *harness) { testClaimConcurrent(t, h, false) }},
+	{"ExclusiveUnderConcurrencyAsyncCommit", func(t *testing.T, h *harness) { testClaimConcurrent(t, h, true) }},
+	{"AsyncCommitThenMark", testAsyncCommitThenMark},
+	{"Peek", testPeek},
 }
 
 func testClaimFields(t *testing.T, h *harness) {
@@ -64,8 +67,9 @@ func testClaimLimit(t *testing.T, h *harness) {
 
 // testClaimConcurrent has workers on two store instances claim and complete
 // until the table is drained: no row may be handed to two workers, and every
-// row must be claimed exactly once.
-func testClaimConcurrent(t *testing.T, h *harness) {
+// row must be claimed exactly once. With async, claims return before they
+// commit (ClaimParams.AsyncCommit) and each batch is completed at once.
+func testClaimConcurrent(t *testing.T, h *harness, async bool) {
 	const rows, workers = 300, 6
 	evs := make([]herald.Event, rows)
 	for i := range evs {
@@ -85,7 +89,7 @@ func testClaimConcurrent(t *testing.T, h *harness) {
 			c := newClaimer(fmt.Sprintf("w%d", w))
 			for {
 				recs, err := s.Claim(h.ctx, store.ClaimParams{Scope: h.scope(), Owner: c.owner, Token: c.token,
-					Lease: time.Minute, Limit: 7})
+					Lease: time.Minute, Limit: 7, AsyncCommit: async})
 				if err != nil {
 					mu.Lock()
 					errs = append(errs, err.Error())

@@ -15,7 +15,8 @@ var orderedTests = []test{
 	{"HeldKeyIsSkipped", testOrderedHeldKey},
 	{"RetriedHeadBlocksItsKey", testOrderedRetriedHead},
 	{"ParkOnDead", testOrderedParkOnDead},
-	{"ConcurrentWorkersKeepKeyOrder", testOrderedConcurrent},
+	{"ConcurrentWorkersKeepKeyOrder", func(t *testing.T, h *harness) { testOrderedConcurrent(t, h, false) }},
+	{"ConcurrentWorkersKeepKeyOrderAsyncCommit", func(t *testing.T, h *harness) { testOrderedConcurrent(t, h, true) }},
 }
 
 func ordered(limit int) store.ClaimParams {
@@ -140,7 +141,10 @@ func (o *orderChecker) done(recs []store.Record) {
 	}
 }
 
-func testOrderedConcurrent(t *testing.T, h *harness) {
+// testOrderedConcurrent has workers on two stores drain keyed rows with
+// ordered claims, checking each key is claimed in order by one worker at a
+// time. With async, claims return before they commit (AsyncCommit).
+func testOrderedConcurrent(t *testing.T, h *harness, async bool) {
 	const keys, perKey, workers = 8, 25, 4
 	var evs []herald.Event
 	for i := range perKey {
@@ -168,7 +172,7 @@ func testOrderedConcurrent(t *testing.T, h *harness) {
 			s, c := stores[w%2], newClaimer(fmt.Sprintf("w%d", w))
 			for time.Now().Before(deadline) {
 				p := ordered(5)
-				p.Scope, p.Owner, p.Token = h.scope(), c.owner, c.token
+				p.Scope, p.Owner, p.Token, p.AsyncCommit = h.scope(), c.owner, c.token, async
 				recs, err := s.Claim(h.ctx, p)
 				if err != nil {
 					oc.fail("claim: " + err.Error())
