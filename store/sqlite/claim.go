@@ -68,8 +68,8 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	}
 	query, args := claimQuery(qt, p)
 	var recs []store.Record
-	err = s.write(ctx, func() error {
-		rows, err := s.stmts.query(ctx, s.db, query, args...)
+	err = s.hotWrite(ctx, func(db *sql.DB, stmts *stmtCache) error {
+		rows, err := stmts.query(ctx, db, query, args...)
 		if err != nil {
 			return err
 		}

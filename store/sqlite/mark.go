@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"unicode/utf8"
 
@@ -88,8 +89,9 @@ func (s *Store) mark(ctx context.Context, op string, f store.Fence, ids []int64,
 	}
 	query := replaceTable(tmpl, qt)
 	changed := make(map[int64]bool, len(ids))
-	err = s.write(ctx, func() error {
-		rows, err := s.stmts.query(ctx, s.db, query, string(batch), f.Token)
+	err = s.hotWrite(ctx, func(db *sql.DB, stmts *stmtCache) error {
+		clear(changed)
+		rows, err := stmts.query(ctx, db, query, string(batch), f.Token)
 		if err != nil {
 			return err
 		}

@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,6 +68,11 @@ type Store struct {
 	owned  bool
 	writer chan struct{} // a one-slot semaphore: the store's writes, one at a time
 	stmts  stmtCache
+	// hot is the claims' and marks' connection, without a busy timeout
+	// (see hotWrite); nil on a caller's pool (New).
+	hot         *sql.DB
+	hotStmts    stmtCache
+	busyTimeout time.Duration
 }
 
 // Open opens (creating if needed) the SQLite database file named by dsn, a
@@ -89,8 +95,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open: %w", err)
 	}
+	hot, err := openHot(ctx, dsn, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	s := New(db)
-	s.owned = true
+	s.owned, s.hot, s.busyTimeout = true, hot, opts.BusyTimeout
 	return s, nil
 }
 
@@ -126,7 +137,12 @@ func withParams(dsn string, o Options) string {
 			q.Add("_pragma", fmt.Sprintf("%s(%s)", pragma, value))
 		}
 	}
-	add("busy_timeout", fmt.Sprint(o.BusyTimeout.Milliseconds()))
+	if o.BusyTimeout < 0 { // no busy handler at all, whatever dsn says (openHot)
+		q["_pragma"] = slices.DeleteFunc(q["_pragma"], func(p string) bool {
+			return strings.HasPrefix(strings.ToLower(strings.TrimSpace(p)), "busy_timeout")
+		})
+	}
+	add("busy_timeout", fmt.Sprint(max(o.BusyTimeout.Milliseconds(), 0)))
 	add("journal_mode", "WAL")
 	add("synchronous", sync)
 	if q.Get("_txlock") == "" {
@@ -145,8 +161,12 @@ func (s *Store) DB() *sql.DB { return s.db }
 // created it.
 func (s *Store) Close() error {
 	s.stmts.close()
+	s.hotStmts.close()
 	if !s.owned {
 		return nil
+	}
+	if s.hot != nil {
+		_ = s.hot.Close()
 	}
 	return s.db.Close()
 }

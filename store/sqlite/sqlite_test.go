@@ -2,7 +2,9 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -145,13 +147,14 @@ func TestNewLeavesPoolOpen(t *testing.T) {
 	}
 }
 
-// TestClaimWaitsForOpenEnqueue holds an enqueue transaction (and so
-// SQLite's write lock) open while a claim runs: the claim must wait for the
-// commit, not fail with SQLITE_BUSY, and then see the event.
-func TestClaimWaitsForOpenEnqueue(t *testing.T) {
+// openEnqueueTx opens a store with a migrated default table and returns it
+// with a transaction that enqueued one event and is still open, holding
+// SQLite's write lock (rolled back when the test ends).
+func openEnqueueTx(t *testing.T, opts sqlite.Options) (store.Store, *sql.Tx) {
+	t.Helper()
 	ctx := context.Background()
-	s := opener(t, sqlite.Options{})(t)
-	if err := s.Migrate(ctx, "herald_outbox"); err != nil {
+	s := opener(t, opts)(t)
+	if err := s.Migrate(ctx, herald.DefaultTable); err != nil {
 		t.Fatal(err)
 	}
 	ob, err := herald.NewOutbox(herald.OutboxConfig{Dialect: herald.SQLite})
@@ -162,9 +165,19 @@ func TestClaimWaitsForOpenEnqueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = tx.Rollback() })
 	if err := ob.Enqueue(ctx, tx, herald.Event{Topic: "t", Type: "T"}); err != nil {
 		t.Fatal(err)
 	}
+	return s, tx
+}
+
+// TestClaimWaitsForOpenEnqueue holds an enqueue transaction (and so
+// SQLite's write lock) open while a claim runs: the claim must wait for the
+// commit, not fail with SQLITE_BUSY, and then see the event.
+func TestClaimWaitsForOpenEnqueue(t *testing.T) {
+	ctx := context.Background()
+	s, tx := openEnqueueTx(t, sqlite.Options{})
 	claimed := make(chan int, 1)
 	go func() {
 		recs, err := s.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: herald.DefaultTable},
@@ -185,4 +198,24 @@ func TestClaimWaitsForOpenEnqueue(t *testing.T) {
 	if n := <-claimed; n != 1 {
 		t.Errorf("claim after the commit got %d rows, want 1", n)
 	}
+}
+
+// TestClaimGivesUpAfterBusyTimeout holds the write lock longer than the
+// store's busy timeout: the claim, which waits in Go (see hotWrite), must
+// give up with SQLite's "database is locked" rather than wait on.
+func TestClaimGivesUpAfterBusyTimeout(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openEnqueueTx(t, sqlite.Options{BusyTimeout: 150 * time.Millisecond})
+	_, err := s.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: herald.DefaultTable},
+		Owner: "w", Token: 1, Lease: time.Minute, Limit: 10})
+	if err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("claim against a lock held past the busy timeout: err %v, want database is locked", err)
+	}
+}
+
+// TestConformanceOnCallersPool runs the suite on stores from New, which
+// claim and mark on the caller's pool (no connection of their own).
+func TestConformanceOnCallersPool(t *testing.T) {
+	open := opener(t, sqlite.Options{})
+	storetest.Run(t, func(tb testing.TB) store.Store { return sqlite.New(open(tb).DB()) })
 }
