@@ -114,30 +114,65 @@ func Latency(ctx context.Context, s Setup, p LatencyParams) (LatencyResult, erro
 		Max: percentile(lats, 100), RelayCPU: cpu}, nil
 }
 
-// Produce enqueues one event per transaction at rate per second for d, and
-// calls committed with each event's id when its commit has returned.
+// producers is how many transactions Produce may have open at once: an
+// application has many threads committing independently, and one slow
+// commit must not hold back the next events' schedule.
+const producers = 8
+
+// Produce enqueues one event per transaction at rate per second for d, on
+// schedule (open loop: event i starts at i/rate, whatever earlier commits
+// took), and calls committed with each event's id when its commit has
+// returned, one call at a time. The first error stops it.
 func Produce(ctx context.Context, s Setup, rate int, d time.Duration, committed func(id string, at time.Time)) error {
 	ob, err := s.outbox()
 	if err != nil {
 		return err
 	}
-	tick := time.NewTicker(time.Second / time.Duration(rate))
-	defer tick.Stop()
-	end := time.After(d)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	slots := make(chan struct{}, producers)
+	var wg sync.WaitGroup
+	var mu sync.Mutex // serializes committed
 	body := payload(256)
-	for {
+	interval := time.Second / time.Duration(rate)
+	start := time.Now()
+	for i := 0; time.Duration(i)*interval < d; i++ {
+		if !sleepUntil(ctx, start.Add(time.Duration(i)*interval)) {
+			break
+		}
 		select {
+		case slots <- struct{}{}:
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-end:
-			return nil
-		case <-tick.C:
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
 			ev := herald.Event{ID: herald.NewID(), Topic: "bench", Type: "Latency", Payload: body}
 			if err := s.enqueue(ctx, ob, []herald.Event{ev}, 1); err != nil {
-				return err
+				cancel(err)
+				return
 			}
-			committed(ev.ID, time.Now())
-		}
+			at := time.Now()
+			mu.Lock()
+			committed(ev.ID, at)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// sleepUntil waits for t; false when ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
 	}
 }
 
