@@ -43,6 +43,7 @@ type Store struct {
 
 	mu          sync.Mutex
 	nextExpired map[string]time.Time // by scope: when to look for expired leases next
+	peeks       map[string]*sql.Stmt // prepared peeks by query (one per lane scope)
 }
 
 var _ store.Store = (*Store)(nil)
@@ -114,6 +115,11 @@ func (s *Store) DB() *sql.DB { return s.db }
 // Close closes the pool if Open created it.
 func (s *Store) Close() error {
 	s.commits.Wait()
+	s.mu.Lock()
+	for _, st := range s.peeks {
+		_ = st.Close()
+	}
+	s.mu.Unlock()
 	if s.owned {
 		return errors.Join(s.multi.Close(), s.db.Close())
 	}
