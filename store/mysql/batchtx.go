@@ -72,9 +72,10 @@ func (t *batchTx) prefix(query string, args []any) (string, []any) {
 // inBatchTx runs f in a batchTx on a connection of s.multi, committing when
 // f succeeds and rolling back otherwise; deadlocks are retried like inTx's.
 //
-// With async, the commit (with the held Exec) is sent in the background
-// once f has succeeded, and inBatchTx returns at once; Close waits for it.
-func (s *Store) inBatchTx(ctx context.Context, async bool, f func(tx txRunner) error) error {
+// When async, asked once f has succeeded, says so, the commit (with the
+// held Exec) is sent in the background and inBatchTx returns at once; Close
+// waits for it.
+func (s *Store) inBatchTx(ctx context.Context, async func() bool, f func(tx txRunner) error) error {
 	return retryLoop(ctx, func() error {
 		conn, err := s.multi.Conn(ctx)
 		if err != nil {
@@ -85,7 +86,7 @@ func (s *Store) inBatchTx(ctx context.Context, async bool, f func(tx txRunner) e
 			tx.end(ctx, err)
 			return err
 		}
-		if async {
+		if async() {
 			s.commits.Go(func() {
 				bg := context.WithoutCancel(ctx)
 				tx.end(bg, tx.commit(bg))
@@ -113,7 +114,7 @@ func (t *batchTx) end(ctx context.Context, err error) {
 // inClaimTx runs a claim's f in a batchTx when the store has a
 // multi-statement pool (Open makes one), else in an ordinary transaction
 // (New, on the caller's pool).
-func (s *Store) inClaimTx(ctx context.Context, async bool, f func(tx txRunner) error) error {
+func (s *Store) inClaimTx(ctx context.Context, async func() bool, f func(tx txRunner) error) error {
 	if s.multi == nil {
 		return s.inTx(ctx, func(tx *sql.Tx) error { return f(tx) })
 	}

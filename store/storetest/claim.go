@@ -66,16 +66,21 @@ func testClaimLimit(t *testing.T, h *harness) {
 }
 
 // testClaimConcurrent has workers on two store instances claim and complete
-// until the table is drained: no row may be handed to two workers, and every
-// row must be claimed exactly once. With async, claims return before they
-// commit (ClaimParams.AsyncCommit) and each batch is completed at once.
+// until every row is delivered: no row may be handed to two workers, and
+// every row must be claimed exactly once. With async, claims return before
+// they commit (ClaimParams.AsyncCommit), each batch is completed at once,
+// and rows arrive in a trickle of fives, so that claims mostly find fewer
+// rows than their limit (a store may commit full batches at once).
 func testClaimConcurrent(t *testing.T, h *harness, async bool) {
 	const rows, workers = 300, 6
 	evs := make([]herald.Event, rows)
 	for i := range evs {
 		evs[i] = event("A")
 	}
-	h.enqueue(evs...)
+	chunk := rows
+	if async {
+		chunk = 5
+	}
 	stores := []store.Store{h.s, h.open(t)}
 	var (
 		mu   sync.Mutex
@@ -83,21 +88,39 @@ func testClaimConcurrent(t *testing.T, h *harness, async bool) {
 		errs []string
 		wg   sync.WaitGroup
 	)
+	fail := func(msg string) {
+		mu.Lock()
+		errs = append(errs, msg)
+		mu.Unlock()
+	}
+	finished := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == rows || len(errs) > 0
+	}
+	wg.Go(func() {
+		for i := 0; i < rows; i += chunk {
+			if err := h.tryEnqueue(h.ob, evs[i:i+chunk]...); err != nil {
+				fail("enqueue: " + err.Error())
+				return
+			}
+		}
+	})
+	deadline := time.Now().Add(time.Minute)
 	for w := range workers {
 		wg.Go(func() {
 			s := stores[w%len(stores)]
 			c := newClaimer(fmt.Sprintf("w%d", w))
-			for {
+			for !finished() && time.Now().Before(deadline) {
 				recs, err := s.Claim(h.ctx, store.ClaimParams{Scope: h.scope(), Owner: c.owner, Token: c.token,
 					Lease: time.Minute, Limit: 7, AsyncCommit: async})
 				if err != nil {
-					mu.Lock()
-					errs = append(errs, err.Error())
-					mu.Unlock()
+					fail(err.Error())
 					return
 				}
 				if len(recs) == 0 {
-					return
+					time.Sleep(time.Millisecond)
+					continue
 				}
 				mu.Lock()
 				for _, r := range recs {
@@ -112,9 +135,7 @@ func testClaimConcurrent(t *testing.T, h *harness, async bool) {
 					ds[i] = store.Delivery{ID: r.ID}
 				}
 				if lost, err := s.Complete(h.ctx, c.fence(h), ds); err != nil || len(lost) > 0 {
-					mu.Lock()
-					errs = append(errs, fmt.Sprintf("complete: lost %v err %v", lost, err))
-					mu.Unlock()
+					fail(fmt.Sprintf("complete: lost %v err %v", lost, err))
 				}
 			}
 		})
