@@ -52,6 +52,26 @@ func (Nop) Publish(_ context.Context, msgs []broker.Message) []broker.Result {
 // Close does nothing.
 func (Nop) Close() error { return nil }
 
+// Delay is a publisher that accepts every message after waiting Wait per
+// batch, using no CPU meanwhile: a broker on another host whose round trip
+// is Wait. Beside Nop it tells what a real broker costs the relay in time
+// (which the pipeline overlaps) from what it costs in CPU on a shared host.
+type Delay struct{ Wait time.Duration }
+
+// Publish waits, then accepts every message.
+func (d Delay) Publish(ctx context.Context, msgs []broker.Message) []broker.Result {
+	t := time.NewTimer(d.Wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return make([]broker.Result, len(msgs))
+}
+
+// Close does nothing.
+func (Delay) Close() error { return nil }
+
 // prepare gives the run an empty bench table: dropped and created afresh
 // where the store can drop tables (a reused queue table drags the dead
 // index entries of earlier runs along until it is vacuumed), else emptied.

@@ -22,6 +22,7 @@ import (
 type benchFlags struct {
 	lane, producer, cpuProfile      string
 	events, batch, workers, payload int
+	brokerDelay                     time.Duration
 	runs, rate                      int
 	duration                        time.Duration
 	asJSON                          bool
@@ -42,6 +43,8 @@ func (a *app) benchCommand() *cobra.Command {
 	tp.Flags().IntVar(&f.workers, "workers", 1, "workers (concurrency)")
 	tp.Flags().IntVar(&f.payload, "payload", 1024, "payload bytes")
 	tp.Flags().IntVar(&f.runs, "runs", 3, "runs per publisher")
+	tp.Flags().DurationVar(&f.brokerDelay, "broker-delay", 0,
+		"instead of the lane's broker, a publisher that waits this long per batch and uses no CPU (a broker on another host)")
 	cmd.PersistentFlags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement to this file")
 	lat := &cobra.Command{Use: "latency", Short: "commit → broker ack latency at a steady rate, default lane settings (from the producer's commit returning to the ack)",
 		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return a.benchLatency(cmd.Context(), f) }}
@@ -90,11 +93,17 @@ func (a *app) benchThroughput(ctx context.Context, f benchFlags) error {
 	if f.events <= 0 || f.batch <= 0 || f.workers <= 0 || f.runs <= 0 || f.payload < 0 {
 		return usagef("--events, --batch, --workers and --runs must be positive, --payload not negative")
 	}
-	rt, s, err := a.benchSetup(ctx, f, true)
+	if f.brokerDelay < 0 {
+		return usagef("--broker-delay must not be negative")
+	}
+	rt, s, err := a.benchSetup(ctx, f, f.brokerDelay == 0)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
+	if f.brokerDelay > 0 {
+		s.Publisher = bench.Delay{Wait: f.brokerDelay}
+	}
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
@@ -112,6 +121,9 @@ func (a *app) benchThroughput(ctx context.Context, f benchFlags) error {
 	}
 	fmt.Fprintf(a.stdout, "store %s, batch %d, workers %d, %d events of %d B, %d runs (medians)\n",
 		rt.File.Store.Driver, f.batch, f.workers, f.events, f.payload, f.runs)
+	if f.brokerDelay > 0 {
+		fmt.Fprintf(a.stdout, "  (broker: a publisher that waits %v per batch, using no CPU)\n", f.brokerDelay)
+	}
 	fmt.Fprintf(a.stdout, "  broker:              %8.0f events/s\n", res.Broker)
 	fmt.Fprintf(a.stdout, "  store limit (no-op): %8.0f events/s\n", res.Limit)
 	fmt.Fprintf(a.stdout, "  ratio:               %8.2f\n", res.RatioOfLimit)
@@ -133,11 +145,17 @@ func (a *app) benchLatency(ctx context.Context, f benchFlags) error {
 	if f.producer != "same" && f.producer != "other" {
 		return usagef("--producer %q is not same or other", f.producer)
 	}
-	rt, s, err := a.benchSetup(ctx, f, true)
+	if f.brokerDelay < 0 {
+		return usagef("--broker-delay must not be negative")
+	}
+	rt, s, err := a.benchSetup(ctx, f, f.brokerDelay == 0)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
+	if f.brokerDelay > 0 {
+		s.Publisher = bench.Delay{Wait: f.brokerDelay}
+	}
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {

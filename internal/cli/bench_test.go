@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/heraldhq/herald/broker/natsembed"
@@ -46,5 +47,14 @@ lanes:
 	}
 	if code, _, errOut := cliRun(t, "bench", "latency", "--config", cfg, "--producer", "elsewhere"); code != ExitUsage {
 		t.Fatalf("a bad --producer must be a usage error, got %d: %s", code, errOut)
+	}
+	code, out, errOut = cliRun(t, "bench", "throughput", "--config", cfg, "--events", "300", "--runs", "1",
+		"--broker-delay", "2ms")
+	if code != 0 || !strings.Contains(out, "waits 2ms per batch") {
+		t.Fatalf("bench throughput --broker-delay 2ms: exit %d: %s%s", code, out, errOut)
+	}
+	code, _, errOut = cliRun(t, "bench", "throughput", "--config", cfg, "--broker-delay", "-1s")
+	if code != ExitUsage || !strings.Contains(errOut, "--broker-delay") {
+		t.Fatalf("a negative --broker-delay must be a usage error naming it, got %d: %s", code, errOut)
 	}
 }
