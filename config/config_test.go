@@ -77,6 +77,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		"webhook not a URL":     {"brokers:\n  w: {type: webhook, secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw}\nlanes: [{name: a, destination: \"partner/{event_type}\"}]\n", "absolute http(s) URL"},
 		"rocketmq bad tag mode": {"brokers:\n  r: {type: rocketmq, name_servers: [\"127.0.0.1:9876\"], group: g, tag_mode: colour}\nlanes: [{name: a, destination: x}]\n", "brokers.r:"},
 		"hostile unicode name":  {base + "lanes: [{name: a, destination: x, table: \"оutbox\"}]\n", "table:"},
+		"admin addr no port":    {base + "lanes: [{name: a, destination: x}]\nadmin: {addr: \"9464\"}\n", `admin.addr: "9464" is not host:port or off`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"sort"
 	"strings"
@@ -94,6 +95,7 @@ func (f *File) validate() error {
 		}
 		seen[l.Name] = true
 	}
+	add("admin.addr", adminAddr(f.Admin.Addr))
 	add("log.level", oneOf(f.Log.Level, "", "debug", "info", "warn", "error"))
 	add("log.format", oneOf(f.Log.Format, "", "text", "json"))
 	return errors.Join(errs...)
@@ -180,6 +182,20 @@ func webhookURL(tpl broker.Template) error {
 	u, err := url.Parse(tpl.Render(sample))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("a webhook destination must be an absolute http(s) URL such as \"https://partner.example/hooks/{event_type}\"")
+	}
+	return nil
+}
+
+// AdminOff is the admin.addr that disables the admin endpoint.
+const AdminOff = "off"
+
+// adminAddr checks admin.addr: host:port (port 0 picks a free one) or off.
+func adminAddr(addr string) error {
+	if addr == AdminOff {
+		return nil
+	}
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+		return fmt.Errorf("%q is not host:port or %s", addr, AdminOff)
 	}
 	return nil
 }

@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +36,7 @@ func TestEmbeddedDefaultsEndToEnd(t *testing.T) {
 	if !strings.Contains(run.stderr.String(), "embedded NATS JetStream at nats://127.0.0.1:4233") {
 		t.Fatalf("herald run must say where the embedded server listens:\n%s", run.stderr.String())
 	}
+	checkAdmin(t, run.stderr.String())
 	msgs := readStream(t, "nats://127.0.0.1:4233", "HERALD", 3)
 	for i, m := range msgs {
 		if m.Subject != "herald.wallet" || m.Header.Get("ce-type") != "GiftSent" || string(m.Data) != fmt.Sprintf(`{"n":%d}`, i) {
@@ -83,4 +87,33 @@ func readStream(t *testing.T, url, stream string, n int) []*natsgo.Msg {
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	testenv.WaitFor(t, timeout, 20*time.Millisecond, what, cond)
+}
+
+// checkAdmin finds the admin endpoint `herald run` announced and checks
+// that its metrics count the 3 delivered events and that it is healthy.
+func checkAdmin(t *testing.T, stderr string) {
+	t.Helper()
+	m := regexp.MustCompile(`herald: admin on (http://\S+)`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("herald run must say where the admin endpoint listens:\n%s", stderr)
+	}
+	get := func(path string) (int, string) {
+		resp, err := http.Get(m[1] + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	// The observer hears of a batch just after its mark commits.
+	waitFor(t, 5*time.Second, "the metrics to count 3 delivered", func() bool {
+		code, body := get("/metrics")
+		return code == http.StatusOK && strings.Contains(body, `herald_relay_events_total{lane="default",outcome="delivered"} 3`)
+	})
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code, body := get(path); code != http.StatusOK || !strings.Contains(body, "ok") {
+			t.Errorf("GET %s = %d %q, want 200 ok", path, code, body)
+		}
+	}
 }

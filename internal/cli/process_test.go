@@ -40,7 +40,8 @@ func startChild(t *testing.T, dir string, args ...string) *child {
 	enc, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(enc))
+	// Port 0: relays started side by side must not fight over the admin port.
+	cmd.Env = append(os.Environ(), "HERALD_ADMIN_ADDR=127.0.0.1:0", childArgsEnv+"="+string(enc))
 	c := &child{cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stdout = c.stderr
 	cmd.Stderr = c.stderr

@@ -7,9 +7,13 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/heraldhq/herald/admin"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/relay"
 )
@@ -48,13 +52,43 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 		return err
 	}
 	a.announce(rt)
-	r, err := relay.New(relay.Config{Store: rt.Store, Lanes: rt.Lanes, Node: f.Node, Logger: log})
+	obs, stopAdmin, err := a.startAdmin(f, rt)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
+	r, err := relay.New(relay.Config{Store: rt.Store, Lanes: rt.Lanes, Node: f.Node, Logger: log, Observer: obs})
 	if err != nil {
 		return fmt.Errorf("%w: %v", config.ErrInvalid, err)
 	}
 	err = r.Run(ctx)
 	log.Info("herald stopped", slog.String("signal", fmt.Sprint(context.Cause(ctx))))
 	return err
+}
+
+// startAdmin serves metrics and health on admin.addr (unless it is off)
+// and returns the relay's metrics observer and a stop function.
+func (a *app) startAdmin(f *config.File, rt *config.Runtime) (relay.Observer, func(), error) {
+	if f.Admin.Addr == config.AdminOff {
+		return nil, func() {}, nil
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m, err := admin.NewMetrics(reg, rt.Store, rt.Lanes)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := admin.Listen(f.Admin.Addr, reg, rt.Store)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w (admin.addr; %q turns it off)", err, config.AdminOff)
+	}
+	fmt.Fprintf(a.stderr, "herald: admin on http://%s (/metrics, /healthz, /readyz)\n", srv.Addr())
+	stop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Close(ctx)
+	}
+	return m, stop, nil
 }
 
 // announce says where every broker is reached, above all the embedded NATS

@@ -1,0 +1,112 @@
+package admin
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/relay"
+	"github.com/heraldhq/herald/store/sqlite"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// get fetches url and returns the status code and body.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// Rule: /metrics shows what the workers did (from the relay's observer) and
+// each lane's rows by state (read from the store at scrape time); /healthz
+// answers while the process serves; /readyz follows the store.
+func TestServerReportsRelayAndLaneState(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(ctx, herald.DefaultTable); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := st.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := herald.Enqueue(ctx, tx, herald.Event{Topic: "t", Type: "A"}, herald.Event{Topic: "t", Type: "B"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	lanes := []relay.Lane{{Name: "main", Table: herald.DefaultTable}, {Name: "only-b", Table: herald.DefaultTable, IncludeTypes: []string{"B"}}}
+	m, err := NewMetrics(reg, st, lanes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.BatchDone(relay.BatchStats{Lane: "main", Claimed: 3, Delivered: 2, Retried: 1, Claim: time.Millisecond})
+	srv, err := Listen("127.0.0.1:0", reg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(ctx)
+	base := "http://" + srv.Addr()
+
+	code, body := get(t, base+"/metrics")
+	for _, want := range []string{
+		`herald_relay_events_total{lane="main",outcome="delivered"} 2`,
+		`herald_relay_events_total{lane="main",outcome="retried"} 1`,
+		`herald_relay_step_seconds_count{lane="main",step="claim"} 1`,
+		`herald_outbox_events{lane="main",state="pending",table="herald_outbox"} 2`,
+		`herald_outbox_events{lane="only-b",state="pending",table="herald_outbox"} 1`,
+		`herald_outbox_events{lane="main",state="dead",table="herald_outbox"} 0`,
+	} {
+		if code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("/metrics (status %d) lacks %s", code, want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", body)
+	}
+	if code, _ := get(t, base+"/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz = %d", code)
+	}
+	if code, _ := get(t, base+"/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz with the store up = %d", code)
+	}
+	st.Close()
+	if code, body := get(t, base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "store unreachable") {
+		t.Errorf("/readyz with the store closed = %d %q, want 503 naming the store", code, body)
+	}
+	if _, body := get(t, base+"/metrics"); !strings.Contains(body, `herald_outbox_stats_errors_total{lane="main"} 1`) {
+		t.Errorf("a failed read of a lane's rows must be counted:\n%s", body)
+	}
+}
+
+// Rule: a taken address is an error naming it.
+func TestListenOnTakenAddress(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	first, err := Listen("127.0.0.1:0", reg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close(context.Background())
+	if _, err := Listen(first.Addr(), reg, nil); err == nil || !strings.Contains(err.Error(), first.Addr()) {
+		t.Fatalf("listen on a taken address: %v, want an error naming %s", err, first.Addr())
+	}
+}

@@ -1,0 +1,109 @@
+package admin
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heraldhq/herald/relay"
+	"github.com/heraldhq/herald/store"
+)
+
+// statsTimeout bounds the store reads of one scrape.
+const statsTimeout = 3 * time.Second
+
+// Metrics is a relay.Observer that counts what every worker pass did, and a
+// collector that reads each lane's rows by state from the store when
+// scraped (so the gauges are the database's, across every relay process).
+type Metrics struct {
+	events *prometheus.CounterVec
+	steps  *prometheus.HistogramVec
+	rows   *laneRows
+}
+
+// NewMetrics registers Herald's metrics for lanes on reg.
+func NewMetrics(reg prometheus.Registerer, st store.Store, lanes []relay.Lane) (*Metrics, error) {
+	m := &Metrics{
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_relay_events_total",
+			Help: "Events this process's workers handled, by lane and outcome (claimed, delivered, retried, dead, discarded, released, lost, duplicate).",
+		}, []string{"lane", "outcome"}),
+		steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_relay_step_seconds",
+			Help:    "Duration of each step of a worker pass (claim, publish, mark), by lane.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 15), // 0.5 ms … 8 s
+		}, []string{"lane", "step"}),
+		rows: newLaneRows(st, lanes),
+	}
+	for _, c := range []prometheus.Collector{m.events, m.steps, m.rows} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// BatchDone counts one worker pass.
+func (m *Metrics) BatchDone(s relay.BatchStats) {
+	for outcome, n := range map[string]int{
+		"claimed": s.Claimed, "delivered": s.Delivered, "retried": s.Retried, "dead": s.Dead,
+		"discarded": s.Discarded, "released": s.Released, "lost": s.Lost, "duplicate": s.Duplicates,
+	} {
+		m.events.WithLabelValues(s.Lane, outcome).Add(float64(n))
+	}
+	m.steps.WithLabelValues(s.Lane, "claim").Observe(s.Claim.Seconds())
+	m.steps.WithLabelValues(s.Lane, "publish").Observe(s.Publish.Seconds())
+	m.steps.WithLabelValues(s.Lane, "mark").Observe(s.Mark.Seconds())
+}
+
+// laneRows collects each lane's rows by state, read from the store at
+// scrape time. A lane whose read fails is left out of that scrape and
+// counted in herald_outbox_stats_errors_total.
+type laneRows struct {
+	st     store.Store
+	lanes  []relay.Lane
+	rows   *prometheus.Desc
+	oldest *prometheus.Desc
+	errs   *prometheus.CounterVec
+}
+
+func newLaneRows(st store.Store, lanes []relay.Lane) *laneRows {
+	return &laneRows{st: st, lanes: lanes,
+		rows: prometheus.NewDesc("herald_outbox_events",
+			"Events in a lane's scope of its outbox table, by state (pending, retrying, in_flight, delivered, dead).",
+			[]string{"lane", "table", "state"}, nil),
+		oldest: prometheus.NewDesc("herald_outbox_oldest_pending_age_seconds",
+			"Age of the oldest pending event of a lane, on the database clock (0 when none).",
+			[]string{"lane", "table"}, nil),
+		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_outbox_stats_errors_total",
+			Help: "Scrapes whose read of a lane's rows failed.",
+		}, []string{"lane"}),
+	}
+}
+
+func (c *laneRows) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.rows
+	ch <- c.oldest
+	c.errs.Describe(ch)
+}
+
+func (c *laneRows) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
+	defer cancel()
+	for _, l := range c.lanes {
+		st, err := c.st.Stats(ctx, store.Scope{Table: l.Table, Tenant: l.Tenant,
+			IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes})
+		if err != nil {
+			c.errs.WithLabelValues(l.Name).Inc()
+			continue
+		}
+		for state, n := range map[string]int64{"pending": st.Pending, "retrying": st.Retrying,
+			"in_flight": st.InFlight, "delivered": st.Delivered, "dead": st.Dead} {
+			ch <- prometheus.MustNewConstMetric(c.rows, prometheus.GaugeValue, float64(n), l.Name, l.Table, state)
+		}
+		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, st.OldestPendingAge.Seconds(), l.Name, l.Table)
+	}
+	c.errs.Collect(ch)
+}
