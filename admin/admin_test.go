@@ -2,6 +2,8 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/relay"
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/sqlite"
 )
 
@@ -60,7 +63,7 @@ func TestServerReportsRelayAndLaneState(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.BatchDone(relay.BatchStats{Lane: "main", Claimed: 3, Delivered: 2, Retried: 1, Claim: time.Millisecond})
-	srv, err := Listen("127.0.0.1:0", reg, st)
+	srv, err := Listen("127.0.0.1:0", reg, st, lanes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,12 +104,102 @@ func TestServerReportsRelayAndLaneState(t *testing.T) {
 // Rule: a taken address is an error naming it.
 func TestListenOnTakenAddress(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	first, err := Listen("127.0.0.1:0", reg, nil)
+	first, err := Listen("127.0.0.1:0", reg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.Close(context.Background())
-	if _, err := Listen(first.Addr(), reg, nil); err == nil || !strings.Contains(err.Error(), first.Addr()) {
+	if _, err := Listen(first.Addr(), reg, nil, nil); err == nil || !strings.Contains(err.Error(), first.Addr()) {
 		t.Fatalf("listen on a taken address: %v, want an error naming %s", err, first.Addr())
 	}
+}
+
+// Rule: the API answers lanes' counts and pages through dead events
+// (ids and errors, no payloads); bad parameters are 400s naming them, an
+// unknown lane a 404.
+func TestAPILanesAndDeadLetters(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx, herald.DefaultTable); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := st.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := `{"card":"4111"}`
+	for _, id := range []string{"e1", "e2", "e3"} {
+		if err := herald.Enqueue(ctx, tx, herald.Event{ID: id, Topic: "t", Type: "A", Payload: []byte(secret)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: herald.DefaultTable}, Owner: "w", Token: 7,
+		Lease: time.Minute, Limit: 10})
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("claim: %d rows, %v", len(recs), err)
+	}
+	fails := []store.Failure{{ID: recs[0].ID, Error: "broker said no"}, {ID: recs[1].ID, Error: "broker said no"}}
+	if _, err := st.Kill(ctx, store.Fence{Table: herald.DefaultTable, Token: 7}, fails); err != nil {
+		t.Fatal(err)
+	}
+	lanes := []relay.Lane{{Name: "main", Table: herald.DefaultTable}}
+	srv, err := Listen("127.0.0.1:0", prometheus.NewRegistry(), st, lanes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(ctx)
+	base := "http://" + srv.Addr()
+
+	var status struct{ Lanes []LaneStatus }
+	getJSON(t, base+"/api/lanes", http.StatusOK, &status)
+	if len(status.Lanes) != 1 || status.Lanes[0].Dead != 2 || status.Lanes[0].InFlight != 1 {
+		t.Errorf("/api/lanes = %+v, want main with 2 dead, 1 in flight", status)
+	}
+	var page struct {
+		Dead      []DeadSummary
+		NextAfter int64 `json:"next_after"`
+	}
+	body := getJSON(t, base+"/api/lanes/main/dead?limit=1", http.StatusOK, &page)
+	if len(page.Dead) != 1 || page.Dead[0].EventID != "e1" || page.Dead[0].LastError != "broker said no" || page.NextAfter == 0 {
+		t.Errorf("first page = %s", body)
+	}
+	if strings.Contains(body, "4111") {
+		t.Errorf("a dead listing must not carry payloads: %s", body)
+	}
+	body = getJSON(t, fmt.Sprintf("%s/api/lanes/main/dead?limit=1&after=%d", base, page.NextAfter), http.StatusOK, &page)
+	if len(page.Dead) != 1 || page.Dead[0].EventID != "e2" {
+		t.Errorf("second page = %s", body)
+	}
+	var apiErr struct{ Error string }
+	getJSON(t, base+"/api/lanes/nope/dead", http.StatusNotFound, &apiErr)
+	if !strings.Contains(apiErr.Error, `"nope"`) {
+		t.Errorf("unknown lane error = %q", apiErr.Error)
+	}
+	for _, q := range []string{"limit=0", "limit=abc", "after=-1"} {
+		getJSON(t, base+"/api/lanes/main/dead?"+q, http.StatusBadRequest, &apiErr)
+		if name, _, _ := strings.Cut(q, "="); !strings.HasPrefix(apiErr.Error, name+":") {
+			t.Errorf("?%s: error %q does not name %s", q, apiErr.Error, name)
+		}
+	}
+}
+
+// getJSON fetches url, checks the status code, decodes the body into v and
+// returns the body.
+func getJSON(t *testing.T, url string, wantCode int, v any) string {
+	t.Helper()
+	code, body := get(t, url)
+	if code != wantCode {
+		t.Fatalf("GET %s = %d, want %d: %s", url, code, wantCode, body)
+	}
+	if err := json.Unmarshal([]byte(body), v); err != nil {
+		t.Fatalf("GET %s: %v: %s", url, err, body)
+	}
+	return body
 }

@@ -1,8 +1,11 @@
 // Package admin is Herald's operations endpoint: Prometheus metrics of the
-// relay and of each lane's outbox rows, and liveness and readiness checks,
+// relay and of each lane's outbox rows, liveness and readiness checks, and
+// a read-only JSON API of lanes and dead letters,
 // served over HTTP by `herald run` on the config's admin.addr.
 //
 //	GET /metrics  Prometheus text format
 //	GET /healthz  200 while the process serves
 //	GET /readyz   200 when the store answers, 503 with the error otherwise
+//	GET /api/lanes[?tenant=T]                    each lane's rows by state
+//	GET /api/lanes/{lane}/dead[?after=ID&limit=N] dead events, a page at a time
 package admin

@@ -11,13 +11,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/heraldhq/herald/relay"
 	"github.com/heraldhq/herald/store"
 )
 
 // pingTimeout bounds the readiness check's store round trip.
 const pingTimeout = 2 * time.Second
 
-// Server serves /metrics, /healthz and /readyz.
+// Server serves /metrics, /healthz, /readyz and the API under /api/.
 type Server struct {
 	srv  *http.Server
 	ln   net.Listener
@@ -25,8 +26,9 @@ type Server struct {
 }
 
 // Listen starts serving on addr (host:port; port 0 picks a free one) the
-// metrics gathered by reg and the health of st.
-func Listen(addr string, reg prometheus.Gatherer, st store.Store) (*Server, error) {
+// metrics gathered by reg, the health of st and the read-only API over
+// lanes.
+func Listen(addr string, reg prometheus.Gatherer, st store.Store, lanes []relay.Lane) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin: listen on %s: %w", addr, err)
@@ -45,6 +47,9 @@ func Listen(addr string, reg prometheus.Gatherer, st store.Store) (*Server, erro
 		}
 		fmt.Fprintln(w, "ok")
 	})
+	a := api{st: st, lanes: lanes}
+	mux.HandleFunc("GET /api/lanes", a.lanesStatus)
+	mux.HandleFunc("GET /api/lanes/{lane}/dead", a.deadList)
 	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan error, 1)}
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s, nil

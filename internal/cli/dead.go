@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/heraldhq/herald/admin"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/store"
 )
@@ -80,7 +81,7 @@ func (a *app) deadList(ctx context.Context, f deadFlags) error {
 	if f.asJSON {
 		enc := json.NewEncoder(a.stdout)
 		for _, r := range recs {
-			if err := enc.Encode(deadSummary(r)); err != nil {
+			if err := enc.Encode(admin.NewDeadSummary(r)); err != nil {
 				return err
 			}
 		}
@@ -95,14 +96,6 @@ func (a *app) deadList(ctx context.Context, f deadFlags) error {
 	return w.Flush()
 }
 
-// deadSummary is one row of `dead list --json` (no payload: logs and
-// listings carry event ids, not payloads).
-func deadSummary(r store.Record) map[string]any {
-	return map[string]any{"id": r.ID, "event_id": r.Event.ID, "type": r.Event.Type, "topic": r.Event.Topic,
-		"partition_key": r.Event.PartitionKey, "tenant": r.Event.Tenant, "attempts": r.Attempts,
-		"last_error": r.LastError, "created_at": r.Event.CreatedAt}
-}
-
 func (a *app) deadShow(ctx context.Context, f deadFlags, id string) error {
 	rt, scope, err := a.deadScope(ctx, f)
 	if err != nil {
@@ -113,13 +106,17 @@ func (a *app) deadShow(ctx context.Context, f deadFlags, id string) error {
 	if err != nil {
 		return fmt.Errorf("event %s: %w", id, err)
 	}
-	out := deadSummary(r)
-	out["status"] = r.Status
-	out["headers"] = r.Event.Headers
+	out := struct {
+		admin.DeadSummary
+		Status        store.Status      `json:"status"`
+		Headers       map[string]string `json:"headers"`
+		Payload       json.RawMessage   `json:"payload,omitempty"`
+		PayloadBase64 []byte            `json:"payload_base64,omitempty"`
+	}{DeadSummary: admin.NewDeadSummary(r), Status: r.Status, Headers: r.Event.Headers}
 	if json.Valid(r.Event.Payload) {
-		out["payload"] = json.RawMessage(r.Event.Payload)
+		out.Payload = r.Event.Payload
 	} else {
-		out["payload_base64"] = r.Event.Payload
+		out.PayloadBase64 = r.Event.Payload
 	}
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")

@@ -111,9 +111,9 @@ func checkAdmin(t *testing.T, stderr string) {
 		code, body := get("/metrics")
 		return code == http.StatusOK && strings.Contains(body, `herald_relay_events_total{lane="default",outcome="delivered"} 3`)
 	})
-	for _, path := range []string{"/healthz", "/readyz"} {
-		if code, body := get(path); code != http.StatusOK || !strings.Contains(body, "ok") {
-			t.Errorf("GET %s = %d %q, want 200 ok", path, code, body)
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ok", "/api/lanes": `"delivered":3`} {
+		if code, body := get(path); code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("GET %s = %d %q, want 200 with %s", path, code, body, want)
 		}
 	}
 }

@@ -78,11 +78,11 @@ func (a *app) startAdmin(f *config.File, rt *config.Runtime) (relay.Observer, fu
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := admin.Listen(f.Admin.Addr, reg, rt.Store)
+	srv, err := admin.Listen(f.Admin.Addr, reg, rt.Store, rt.Lanes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w (admin.addr; %q turns it off)", err, config.AdminOff)
 	}
-	fmt.Fprintf(a.stderr, "herald: admin on http://%s (/metrics, /healthz, /readyz)\n", srv.Addr())
+	fmt.Fprintf(a.stderr, "herald: admin on http://%s (/metrics, /healthz, /readyz, /api/lanes)\n", srv.Addr())
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -7,20 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/heraldhq/herald/admin"
 	"github.com/heraldhq/herald/store"
 )
-
-// laneStatus is one lane in `herald status --json` (a contract).
-type laneStatus struct {
-	Name                    string  `json:"name"`
-	Table                   string  `json:"table"`
-	Pending                 int64   `json:"pending"`
-	Retrying                int64   `json:"retrying"`
-	InFlight                int64   `json:"in_flight"`
-	Delivered               int64   `json:"delivered"`
-	Dead                    int64   `json:"dead"`
-	OldestPendingAgeSeconds float64 `json:"oldest_pending_age_seconds"`
-}
 
 func (a *app) statusCommand() *cobra.Command {
 	var asJSON bool
@@ -35,7 +24,7 @@ func (a *app) statusCommand() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(a.stdout).Encode(map[string][]laneStatus{"lanes": lanes})
+				return json.NewEncoder(a.stdout).Encode(map[string][]admin.LaneStatus{"lanes": lanes})
 			}
 			return a.printStatus(lanes)
 		},
@@ -45,14 +34,14 @@ func (a *app) statusCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) status(cmd *cobra.Command, tenant string) ([]laneStatus, error) {
+func (a *app) status(cmd *cobra.Command, tenant string) ([]admin.LaneStatus, error) {
 	ctx := cmd.Context()
 	rt, err := a.load(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	defer rt.Close()
-	out := make([]laneStatus, 0, len(rt.File.Lanes))
+	out := make([]admin.LaneStatus, 0, len(rt.File.Lanes))
 	for _, l := range rt.File.Lanes {
 		scope := store.Scope{Table: l.Table, Tenant: l.Tenant, IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes}
 		if tenant != "" {
@@ -62,14 +51,12 @@ func (a *app) status(cmd *cobra.Command, tenant string) ([]laneStatus, error) {
 		if err != nil {
 			return nil, fmt.Errorf("lane %s: %w", l.Name, err)
 		}
-		out = append(out, laneStatus{Name: l.Name, Table: l.Table, Pending: st.Pending, Retrying: st.Retrying,
-			InFlight: st.InFlight, Delivered: st.Delivered, Dead: st.Dead,
-			OldestPendingAgeSeconds: st.OldestPendingAge.Seconds()})
+		out = append(out, admin.NewLaneStatus(l.Name, l.Table, st))
 	}
 	return out, nil
 }
 
-func (a *app) printStatus(lanes []laneStatus) error {
+func (a *app) printStatus(lanes []admin.LaneStatus) error {
 	w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "LANE\tTABLE\tPENDING\tRETRYING\tIN FLIGHT\tDELIVERED\tDEAD\tOLDEST PENDING\t")
 	for _, l := range lanes {

@@ -1,0 +1,157 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/heraldhq/herald/relay"
+	"github.com/heraldhq/herald/store"
+)
+
+// LaneStatus is one lane in `herald status --json` and GET /api/lanes (a
+// contract: field names do not change).
+type LaneStatus struct {
+	Name                    string  `json:"name"`
+	Table                   string  `json:"table"`
+	Pending                 int64   `json:"pending"`
+	Retrying                int64   `json:"retrying"`
+	InFlight                int64   `json:"in_flight"`
+	Delivered               int64   `json:"delivered"`
+	Dead                    int64   `json:"dead"`
+	OldestPendingAgeSeconds float64 `json:"oldest_pending_age_seconds"`
+}
+
+// NewLaneStatus is the status of lane name over table from its stats.
+func NewLaneStatus(name, table string, st store.LaneStats) LaneStatus {
+	return LaneStatus{Name: name, Table: table, Pending: st.Pending, Retrying: st.Retrying,
+		InFlight: st.InFlight, Delivered: st.Delivered, Dead: st.Dead,
+		OldestPendingAgeSeconds: st.OldestPendingAge.Seconds()}
+}
+
+// DeadSummary is one dead event in `herald dead list --json` and GET
+// /api/lanes/{lane}/dead: ids, type and error, never the payload.
+type DeadSummary struct {
+	ID           int64     `json:"id"`
+	EventID      string    `json:"event_id"`
+	Type         string    `json:"type"`
+	Topic        string    `json:"topic"`
+	PartitionKey string    `json:"partition_key"`
+	Tenant       string    `json:"tenant"`
+	Attempts     int       `json:"attempts"`
+	LastError    string    `json:"last_error"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// NewDeadSummary summarizes a dead row.
+func NewDeadSummary(r store.Record) DeadSummary {
+	return DeadSummary{ID: r.ID, EventID: r.Event.ID, Type: r.Event.Type, Topic: r.Event.Topic,
+		PartitionKey: r.Event.PartitionKey, Tenant: r.Event.Tenant, Attempts: r.Attempts,
+		LastError: r.LastError, CreatedAt: r.Event.CreatedAt}
+}
+
+// maxDeadPage bounds one page of GET /api/lanes/{lane}/dead.
+const maxDeadPage = 1000
+
+// api serves the read-only JSON API over a store and its lanes.
+type api struct {
+	st    store.Store
+	lanes []relay.Lane
+}
+
+func scopeOf(l relay.Lane) store.Scope {
+	return store.Scope{Table: l.Table, Tenant: l.Tenant, IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes}
+}
+
+// lanesStatus answers GET /api/lanes[?tenant=T].
+func (a api) lanesStatus(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), statsTimeout)
+	defer cancel()
+	out := make([]LaneStatus, 0, len(a.lanes))
+	for _, l := range a.lanes {
+		sc := scopeOf(l)
+		if t := r.URL.Query().Get("tenant"); t != "" {
+			sc.Tenant = t
+		}
+		st, err := a.st.Stats(ctx, sc)
+		if err != nil {
+			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("lane %s: %v", l.Name, err))
+			return
+		}
+		out = append(out, NewLaneStatus(l.Name, l.Table, st))
+	}
+	writeJSON(w, map[string][]LaneStatus{"lanes": out})
+}
+
+// deadList answers GET /api/lanes/{lane}/dead[?after=ID&limit=N]: dead
+// events oldest first, a page at a time; next_after continues.
+func (a api) deadList(w http.ResponseWriter, r *http.Request) {
+	lane, ok := a.lane(r.PathValue("lane"))
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no lane %q", r.PathValue("lane")))
+		return
+	}
+	after, err := queryInt(r, "after", 0, 0, 1<<62)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	limit, err := queryInt(r, "limit", 100, 1, maxDeadPage)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	recs, err := a.st.List(r.Context(), store.ListParams{Scope: scopeOf(lane), Status: store.StatusDead,
+		AfterID: after, Limit: int(limit)})
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	page := struct {
+		Dead      []DeadSummary `json:"dead"`
+		NextAfter int64         `json:"next_after,omitempty"`
+	}{Dead: make([]DeadSummary, len(recs))}
+	for i, rec := range recs {
+		page.Dead[i] = NewDeadSummary(rec)
+	}
+	if len(recs) == int(limit) {
+		page.NextAfter = recs[len(recs)-1].ID
+	}
+	writeJSON(w, page)
+}
+
+func (a api) lane(name string) (relay.Lane, bool) {
+	for _, l := range a.lanes {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return relay.Lane{}, false
+}
+
+// queryInt reads an integer query parameter in [lo, hi], def when absent.
+func queryInt(r *http.Request, name string, def, lo, hi int64) (int64, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s: %q is not an integer from %d to %d", name, s, lo, hi)
+	}
+	return n, nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
