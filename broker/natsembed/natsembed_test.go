@@ -39,10 +39,12 @@ func TestRestartKeepsStream(t *testing.T) {
 				t.Errorf("ClientURL = %s, want loopback", srv.ClientURL())
 			}
 			publishTo(t, srv.ClientURL())
+			// The port before shutdown: a stopped server has none, and port
+			// 0 means the default 4233, which other tests use.
+			cfg.Port = srv.Port()
 			srv.Shutdown()
 			srv.Shutdown() // idempotent
 
-			cfg.Port = srv.Port()
 			srv, err = natsembed.Start(cfg)
 			if err != nil {
 				t.Fatalf("restart on port %d: %v", cfg.Port, err)
