@@ -1,8 +1,9 @@
 // Package admin is Herald's operations endpoint: Prometheus metrics of the
 // relay and of each lane's outbox rows, liveness and readiness checks, and
-// a read-only JSON API of lanes and dead letters,
+// a read-only JSON API of lanes and dead letters with a web dashboard,
 // served over HTTP by `herald run` on the config's admin.addr.
 //
+//	GET /         the web dashboard
 //	GET /metrics  Prometheus text format
 //	GET /healthz  200 while the process serves
 //	GET /readyz   200 when the store answers, 503 with the error otherwise

@@ -18,7 +18,8 @@ import (
 // pingTimeout bounds the readiness check's store round trip.
 const pingTimeout = 2 * time.Second
 
-// Server serves /metrics, /healthz, /readyz and the API under /api/.
+// Server serves the dashboard at /, /metrics, /healthz, /readyz and the
+// API under /api/.
 type Server struct {
 	srv  *http.Server
 	ln   net.Listener
@@ -48,6 +49,7 @@ func Listen(addr string, reg prometheus.Gatherer, st store.Store, lanes []relay.
 		fmt.Fprintln(w, "ok")
 	})
 	a := api{st: st, lanes: lanes}
+	mux.HandleFunc("GET /{$}", serveDashboard)
 	mux.HandleFunc("GET /api/lanes", a.lanesStatus)
 	mux.HandleFunc("GET /api/lanes/{lane}/dead", a.deadList)
 	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan error, 1)}

@@ -82,7 +82,7 @@ func (a *app) startAdmin(f *config.File, rt *config.Runtime) (relay.Observer, fu
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w (admin.addr; %q turns it off)", err, config.AdminOff)
 	}
-	fmt.Fprintf(a.stderr, "herald: admin on http://%s (/metrics, /healthz, /readyz, /api/lanes)\n", srv.Addr())
+	fmt.Fprintf(a.stderr, "herald: admin on http://%s (dashboard at /; /metrics, /healthz, /readyz, /api/lanes)\n", srv.Addr())
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

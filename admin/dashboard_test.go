@@ -1,0 +1,145 @@
+package admin
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/relay"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/sqlite"
+)
+
+// chromium finds a Chromium binary: $HERALD_CHROMIUM, else chromium or
+// chromium-browser on PATH. Without one the browser test skips, or fails
+// under CI=true (.ci/run installs Debian's chromium).
+func chromium(t *testing.T) string {
+	if p := os.Getenv("HERALD_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	testenv.Unavailable(t, "Chromium (for the dashboard's browser test)", exec.ErrNotFound)
+	return ""
+}
+
+// browser starts headless Chromium and returns a chromedp context on it.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, time.Minute)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
+	return ctx
+}
+
+// Rule: the dashboard, in a real browser, shows every lane's rows by state,
+// follows new events without a reload, and lists a lane's dead letters
+// (ids and errors, no payload) when its dead count is clicked; markup in
+// event data stays text.
+func TestDashboardInBrowser(t *testing.T) {
+	ctx := browser(t)
+	bg := context.Background()
+	st, err := sqlite.Open(bg, filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(bg, herald.DefaultTable); err != nil {
+		t.Fatal(err)
+	}
+	enqueue := func(evs ...herald.Event) {
+		tx, err := st.DB().BeginTx(bg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := herald.Enqueue(bg, tx, evs...); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enqueue(herald.Event{ID: "gift-1", Topic: "t", Type: "<b>GiftSent</b>", Payload: []byte(`{"card":"4111"}`)},
+		herald.Event{ID: "gift-2", Topic: "t", Type: "GiftSent"})
+	recs, err := st.Claim(bg, store.ClaimParams{Scope: store.Scope{Table: herald.DefaultTable}, Owner: "w", Token: 1,
+		Lease: time.Minute, Limit: 1})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("claim: %v %v", recs, err)
+	}
+	if _, err := st.Kill(bg, store.Fence{Table: herald.DefaultTable, Token: 1},
+		[]store.Failure{{ID: recs[0].ID, Error: "broker said no"}}); err != nil {
+		t.Fatal(err)
+	}
+	lanes := []relay.Lane{{Name: "main", Table: herald.DefaultTable}}
+	srv, err := Listen("127.0.0.1:0", prometheus.NewRegistry(), st, lanes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(bg)
+
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+srv.Addr()+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#lanes tr[data-lane="main"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if pending, dead := text(`tr[data-lane="main"] td.pending`), text(`tr[data-lane="main"] td.dead`); pending != "1" || dead != "1" {
+		t.Errorf("lane main shows pending %q, dead %q; want 1 and 1", pending, dead)
+	}
+
+	enqueue(herald.Event{ID: "gift-3", Topic: "t", Type: "GiftSent"})
+	err = chromedp.Do(ctx, chromedp.WaitVisible(`//tr[@data-lane="main"]/td[contains(@class,"pending") and text()="2"]`))
+	if err != nil {
+		t.Fatalf("the dashboard did not follow a new event: %v", err)
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-lane="main"] td.dead button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#dead tr[data-event-id="gift-1"]`))); err != nil {
+		t.Fatal(err)
+	}
+	row := text(`#dead tr[data-event-id="gift-1"]`)
+	html, err := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS(`#dead-letters`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"gift-1", "<b>GiftSent</b>", "broker said no"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("dead letter row %q lacks %q", row, want)
+		}
+	}
+	if strings.Contains(html, "4111") || strings.Contains(html, "<b>GiftSent") {
+		t.Errorf("the dead letters must show neither payloads nor event data as markup:\n%s", html)
+	}
+}
