@@ -22,6 +22,56 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// openStore opens a SQLite store with the default table migrated, closed
+// when the test ends (tests may close it earlier).
+func openStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx, herald.DefaultTable); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// enqueue commits evs in one transaction.
+func enqueue(t *testing.T, st store.Store, evs ...herald.Event) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := st.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := herald.Enqueue(ctx, tx, evs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// killFirst claims the first n rows and moves them to dead with msg.
+func killFirst(t *testing.T, st store.Store, n int, msg string) {
+	t.Helper()
+	ctx := context.Background()
+	recs, err := st.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: herald.DefaultTable}, Owner: "w", Token: 7,
+		Lease: time.Minute, Limit: n})
+	if err != nil || len(recs) != n {
+		t.Fatalf("claim: %d rows, %v", len(recs), err)
+	}
+	fails := make([]store.Failure, n)
+	for i := range fails {
+		fails[i] = store.Failure{ID: recs[i].ID, Error: msg}
+	}
+	if _, err := st.Kill(ctx, store.Fence{Table: herald.DefaultTable, Token: 7}, fails); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // get fetches url and returns the status code and body.
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
@@ -39,23 +89,8 @@ func get(t *testing.T, url string) (int, string) {
 // answers while the process serves; /readyz follows the store.
 func TestServerReportsRelayAndLaneState(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Migrate(ctx, herald.DefaultTable); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := st.DB().BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := herald.Enqueue(ctx, tx, herald.Event{Topic: "t", Type: "A"}, herald.Event{Topic: "t", Type: "B"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t)
+	enqueue(t, st, herald.Event{Topic: "t", Type: "A"}, herald.Event{Topic: "t", Type: "B"})
 	reg := prometheus.NewRegistry()
 	lanes := []relay.Lane{{Name: "main", Table: herald.DefaultTable}, {Name: "only-b", Table: herald.DefaultTable, IncludeTypes: []string{"B"}}}
 	m, err := NewMetrics(reg, st, lanes)
@@ -119,36 +154,12 @@ func TestListenOnTakenAddress(t *testing.T) {
 // unknown lane a 404.
 func TestAPILanesAndDeadLetters(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx, herald.DefaultTable); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := st.DB().BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secret := `{"card":"4111"}`
+	st := openStore(t)
+	secret := []byte(`{"card":"4111"}`)
 	for _, id := range []string{"e1", "e2", "e3"} {
-		if err := herald.Enqueue(ctx, tx, herald.Event{ID: id, Topic: "t", Type: "A", Payload: []byte(secret)}); err != nil {
-			t.Fatal(err)
-		}
+		enqueue(t, st, herald.Event{ID: id, Topic: "t", Type: "A", Payload: secret})
 	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := st.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: herald.DefaultTable}, Owner: "w", Token: 7,
-		Lease: time.Minute, Limit: 10})
-	if err != nil || len(recs) != 3 {
-		t.Fatalf("claim: %d rows, %v", len(recs), err)
-	}
-	fails := []store.Failure{{ID: recs[0].ID, Error: "broker said no"}, {ID: recs[1].ID, Error: "broker said no"}}
-	if _, err := st.Kill(ctx, store.Fence{Table: herald.DefaultTable, Token: 7}, fails); err != nil {
-		t.Fatal(err)
-	}
+	killFirst(t, st, 2, "broker said no")
 	lanes := []relay.Lane{{Name: "main", Table: herald.DefaultTable}}
 	srv, err := Listen("127.0.0.1:0", prometheus.NewRegistry(), st, lanes)
 	if err != nil {
@@ -159,8 +170,8 @@ func TestAPILanesAndDeadLetters(t *testing.T) {
 
 	var status struct{ Lanes []LaneStatus }
 	getJSON(t, base+"/api/lanes", http.StatusOK, &status)
-	if len(status.Lanes) != 1 || status.Lanes[0].Dead != 2 || status.Lanes[0].InFlight != 1 {
-		t.Errorf("/api/lanes = %+v, want main with 2 dead, 1 in flight", status)
+	if len(status.Lanes) != 1 || status.Lanes[0].Dead != 2 || status.Lanes[0].Pending != 1 {
+		t.Errorf("/api/lanes = %+v, want main with 2 dead, 1 pending", status)
 	}
 	var page struct {
 		Dead      []DeadSummary

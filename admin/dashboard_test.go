@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +14,6 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/relay"
-	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/sqlite"
 )
 
 // chromium finds a Chromium binary: $HERALD_CHROMIUM, else chromium or
@@ -65,37 +62,10 @@ func browser(t *testing.T) context.Context {
 func TestDashboardInBrowser(t *testing.T) {
 	ctx := browser(t)
 	bg := context.Background()
-	st, err := sqlite.Open(bg, filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.Migrate(bg, herald.DefaultTable); err != nil {
-		t.Fatal(err)
-	}
-	enqueue := func(evs ...herald.Event) {
-		tx, err := st.DB().BeginTx(bg, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := herald.Enqueue(bg, tx, evs...); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	enqueue(herald.Event{ID: "gift-1", Topic: "t", Type: "<b>GiftSent</b>", Payload: []byte(`{"card":"4111"}`)},
-		herald.Event{ID: "gift-2", Topic: "t", Type: "GiftSent"})
-	recs, err := st.Claim(bg, store.ClaimParams{Scope: store.Scope{Table: herald.DefaultTable}, Owner: "w", Token: 1,
-		Lease: time.Minute, Limit: 1})
-	if err != nil || len(recs) != 1 {
-		t.Fatalf("claim: %v %v", recs, err)
-	}
-	if _, err := st.Kill(bg, store.Fence{Table: herald.DefaultTable, Token: 1},
-		[]store.Failure{{ID: recs[0].ID, Error: "broker said no"}}); err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t)
+	enqueue(t, st, herald.Event{ID: "gift-1", Topic: "t", Type: "<b>GiftSent</b>", Payload: []byte(`{"card":"4111"}`)})
+	enqueue(t, st, herald.Event{ID: "gift-2", Topic: "t", Type: "GiftSent"})
+	killFirst(t, st, 1, "broker said no")
 	lanes := []relay.Lane{{Name: "main", Table: herald.DefaultTable}}
 	srv, err := Listen("127.0.0.1:0", prometheus.NewRegistry(), st, lanes)
 	if err != nil {
@@ -119,7 +89,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("lane main shows pending %q, dead %q; want 1 and 1", pending, dead)
 	}
 
-	enqueue(herald.Event{ID: "gift-3", Topic: "t", Type: "GiftSent"})
+	enqueue(t, st, herald.Event{ID: "gift-3", Topic: "t", Type: "GiftSent"})
 	err = chromedp.Do(ctx, chromedp.WaitVisible(`//tr[@data-lane="main"]/td[contains(@class,"pending") and text()="2"]`))
 	if err != nil {
 		t.Fatalf("the dashboard did not follow a new event: %v", err)
