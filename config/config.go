@@ -22,6 +22,7 @@ type File struct {
 	Brokers map[string]*Broker `yaml:"brokers"`
 	Lanes   []Lane             `yaml:"lanes"`
 	Admin   Admin              `yaml:"admin"`
+	Tracing Tracing            `yaml:"tracing"`
 	Log     Log                `yaml:"log"`
 }
 
@@ -81,6 +82,19 @@ type Retention struct {
 // Admin is the `admin` section.
 type Admin struct {
 	Addr string `yaml:"addr"`
+}
+
+// Tracing is the `tracing` section: where `herald run` exports its
+// OpenTelemetry spans (none when OTLPEndpoint is empty).
+type Tracing struct {
+	// OTLPEndpoint is an OTLP/HTTP collector, "http://host:4318"; a URL
+	// without a path gets /v1/traces.
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	// SampleRatio is the share of new traces sampled, 0 to 1 (default 1);
+	// spans in a trace the producer sampled follow the producer's decision.
+	SampleRatio *float64 `yaml:"sample_ratio"`
+	// ServiceName is the service.name resource attribute. Default herald.
+	ServiceName string `yaml:"service_name"`
 }
 
 // Log is the `log` section.

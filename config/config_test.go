@@ -77,6 +77,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		"webhook not a URL":     {"brokers:\n  w: {type: webhook, secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw}\nlanes: [{name: a, destination: \"partner/{event_type}\"}]\n", "absolute http(s) URL"},
 		"rocketmq bad tag mode": {"brokers:\n  r: {type: rocketmq, name_servers: [\"127.0.0.1:9876\"], group: g, tag_mode: colour}\nlanes: [{name: a, destination: x}]\n", "brokers.r:"},
 		"hostile unicode name":  {base + "lanes: [{name: a, destination: x, table: \"оutbox\"}]\n", "table:"},
+		"otlp not a URL":        {base + "lanes: [{name: a, destination: x}]\ntracing: {otlp_endpoint: \"collector:4318\"}\n", "tracing.otlp_endpoint"},
+		"sample ratio above 1":  {base + "lanes: [{name: a, destination: x}]\ntracing: {sample_ratio: 2}\n", "tracing.sample_ratio: 2 is not between 0 and 1"},
 		"admin addr no port":    {base + "lanes: [{name: a, destination: x}]\nadmin: {addr: \"9464\"}\n", `admin.addr: "9464" is not host:port or off`},
 	}
 	for name, c := range cases {

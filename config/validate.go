@@ -96,6 +96,10 @@ func (f *File) validate() error {
 		seen[l.Name] = true
 	}
 	add("admin.addr", adminAddr(f.Admin.Addr))
+	add("tracing.otlp_endpoint", otlpEndpoint(f.Tracing.OTLPEndpoint))
+	if r := f.Tracing.SampleRatio; r != nil && (*r < 0 || *r > 1) {
+		add("tracing.sample_ratio", fmt.Errorf("%v is not between 0 and 1", *r))
+	}
 	add("log.level", oneOf(f.Log.Level, "", "debug", "info", "warn", "error"))
 	add("log.format", oneOf(f.Log.Format, "", "text", "json"))
 	return errors.Join(errs...)
@@ -196,6 +200,18 @@ func adminAddr(addr string) error {
 	}
 	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
 		return fmt.Errorf("%q is not host:port or %s", addr, AdminOff)
+	}
+	return nil
+}
+
+// otlpEndpoint checks tracing.otlp_endpoint: empty, or an http(s) URL.
+func otlpEndpoint(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL such as http://127.0.0.1:4318", s)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/store"
@@ -140,8 +142,9 @@ func (b *batch) publishRound(ctx context.Context, idx []int) {
 		return
 	}
 	msgs := make([]broker.Message, len(send))
+	spans := make([]trace.Span, len(send))
 	for j, i := range send {
-		msgs[j] = b.items[i].msg
+		msgs[j], spans[j] = startPublishSpan(pctx, b.w.tracer, b.w.lane.Name, b.items[i].msg)
 	}
 	results := b.w.lane.Publisher.Publish(pctx, msgs)
 	if len(results) != len(msgs) {
@@ -152,6 +155,7 @@ func (b *batch) publishRound(ctx context.Context, idx []int) {
 		}
 	}
 	for j, i := range send {
+		endPublishSpan(spans[j], results[j])
 		it := &b.items[i]
 		if results[j].Err != nil {
 			it.outcome, it.err = failed, results[j].Err

@@ -8,6 +8,9 @@ import (
 	"os"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/store"
@@ -110,6 +113,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Observer, when set, is told about every batch (metrics, tests).
 	Observer Observer
+	// TracerProvider makes the publish spans (see tracing.go). Defaults to
+	// OpenTelemetry's global provider, which does nothing until the
+	// application installs one.
+	TracerProvider trace.TracerProvider
 }
 
 func (c Config) withDefaults() Config {
@@ -122,6 +129,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
+	}
+	if c.TracerProvider == nil {
+		c.TracerProvider = otel.GetTracerProvider()
 	}
 	lanes := make([]Lane, len(c.Lanes))
 	for i, l := range c.Lanes {

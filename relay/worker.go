@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/store"
 )
@@ -22,11 +24,12 @@ type worker struct {
 	maxPayload int
 	// notified is true when the store wakes the worker on every commit.
 	notified bool
+	tracer   trace.Tracer
 }
 
 func newWorker(cfg Config, lane Lane, id string, wake <-chan struct{}, log *slog.Logger) *worker {
 	w := &worker{store: cfg.Store, lane: lane, id: id, wake: wake, obs: cfg.Observer,
-		log: log.With(slog.String("worker", id))}
+		log: log.With(slog.String("worker", id)), tracer: cfg.TracerProvider.Tracer(tracerName)}
 	if l, ok := lane.Publisher.(broker.Limiter); ok {
 		w.maxPayload = l.MaxPayload()
 	}

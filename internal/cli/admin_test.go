@@ -2,7 +2,6 @@ package cli
 
 import (
 	"net"
-	"os"
 	"strings"
 	"testing"
 )
@@ -17,12 +16,7 @@ func TestRunFailsOnTakenAdminAddr(t *testing.T) {
 	defer ln.Close()
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, "")
-	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("admin: {addr: \"" + ln.Addr().String() + "\"}\n")
-	f.Close()
+	appendConfig(t, cfg, "admin: {addr: \""+ln.Addr().String()+"\"}\n")
 	code, _, errOut := cliRun(t, "run", "--config", cfg)
 	if code != 1 || !strings.Contains(errOut, ln.Addr().String()) || !strings.Contains(errOut, "admin.addr") {
 		t.Fatalf("herald run on a taken admin address: exit %d, stderr %q", code, errOut)

@@ -47,6 +47,19 @@ func writeConfig(t *testing.T, dir, laneExtra string) string {
 	return path
 }
 
+// appendConfig appends yaml to the config file at path.
+func appendConfig(t *testing.T, path, yaml string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(yaml); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	good := writeConfig(t, dir, "")

@@ -57,7 +57,13 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 		return err
 	}
 	defer stopAdmin()
-	r, err := relay.New(relay.Config{Store: rt.Store, Lanes: rt.Lanes, Node: f.Node, Logger: log, Observer: obs})
+	tp, stopTracing, err := a.startTracing(ctx, f.Tracing)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	r, err := relay.New(relay.Config{Store: rt.Store, Lanes: rt.Lanes, Node: f.Node, Logger: log, Observer: obs,
+		TracerProvider: tp})
 	if err != nil {
 		return fmt.Errorf("%w: %v", config.ErrInvalid, err)
 	}
