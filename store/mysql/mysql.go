@@ -27,7 +27,9 @@ import (
 
 // Options tunes the pool that Open creates.
 type Options struct {
-	// MaxOpenConns caps the pool. Defaults to 20.
+	// MaxOpenConns caps each of the store's two pools: the one DB returns
+	// (marks, peeks, admin, enqueues) and the claims' own (see batchTx), so
+	// a store may hold up to twice this many connections. Defaults to 20.
 	MaxOpenConns int
 }
 
