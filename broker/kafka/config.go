@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -172,4 +173,24 @@ func (s *SASLConfig) mechanism() (sasl.Mechanism, error) {
 		return scram.Auth{User: s.Username, Pass: pass}.AsSha512Mechanism(), nil
 	}
 	return nil, fmt.Errorf("kafka: sasl.mechanism: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got %q", s.Mechanism)
+}
+
+// securityOpts are the franz-go options for TLS and SASL (either may be nil).
+func securityOpts(tlsCfg *TLSConfig, saslCfg *SASLConfig) ([]kgo.Opt, error) {
+	var opts []kgo.Opt
+	if tlsCfg != nil {
+		tc, err := tlsCfg.tlsConfig()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kgo.DialTLSConfig(tc))
+	}
+	if saslCfg != nil {
+		mech, err := saslCfg.mechanism()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kgo.SASL(mech))
+	}
+	return opts, nil
 }

@@ -194,6 +194,35 @@ func TestSASL(t *testing.T) {
 	}
 }
 
+// TestSubscriberSASL consumes from a cluster that requires SASL: with the
+// credentials in SubscriberConfig the published record arrives (without
+// them the cluster refuses the connection and nothing would).
+func TestSubscriberSASL(t *testing.T) {
+	cl := startCluster(t, 1, []string{"t"}, kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "herald", "s3cret"))
+	creds := func(pass string) *SASLConfig {
+		return &SASLConfig{Mechanism: "SCRAM-SHA-256", Username: "herald", Password: pass}
+	}
+	p := newPublisher(t, Config{Brokers: []string{cl.addr()}, SASL: creds("s3cret")})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if res := p.Publish(ctx, []broker.Message{message("t", "k", 0)}); res[0].Err != nil {
+		t.Fatal(res[0].Err)
+	}
+	subscribe := func(pass string) *Subscriber {
+		s, err := NewSubscriber(ctx, SubscriberConfig{Brokers: []string{cl.addr()}, Group: "g-" + pass,
+			Topics: []string{"t"}, SASL: creds(pass)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	got, err := subscribe("s3cret").Receive(ctx, 10)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("receive with SASL: %d records, %v", len(got), err)
+	}
+}
+
 func TestUnknownTopicIsRetryable(t *testing.T) {
 	cl := startCluster(t, 1, []string{"t"})
 	p := newPublisher(t, Config{Brokers: []string{cl.addr()}})

@@ -76,21 +76,11 @@ func New(_ context.Context, cfg Config) (*Publisher, error) {
 	if cfg.AutoCreateTopics {
 		opts = append(opts, kgo.AllowAutoTopicCreation())
 	}
-	if cfg.TLS != nil {
-		tc, err := cfg.TLS.tlsConfig()
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, kgo.DialTLSConfig(tc))
+	sec, err := securityOpts(cfg.TLS, cfg.SASL)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.SASL != nil {
-		mech, err := cfg.SASL.mechanism()
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, kgo.SASL(mech))
-	}
-	client, err := kgo.NewClient(opts...)
+	client, err := kgo.NewClient(append(opts, sec...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}

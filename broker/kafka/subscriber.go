@@ -23,7 +23,11 @@ type SubscriberConfig struct {
 	Topics []string
 	// ClientID names the consumer in broker logs. Defaults to "herald-projector".
 	ClientID string
-	// Opts are extra franz-go options (TLS, SASL, timeouts), appended last.
+	// TLS, when set, connects over TLS (as Config.TLS).
+	TLS *TLSConfig
+	// SASL, when set, authenticates with SASL PLAIN or SCRAM (as Config.SASL).
+	SASL *SASLConfig
+	// Opts are extra franz-go options (timeouts, …), appended last.
 	Opts []kgo.Opt
 }
 
@@ -72,6 +76,10 @@ func NewSubscriber(_ context.Context, cfg SubscriberConfig) (*Subscriber, error)
 	if cfg.ClientID == "" {
 		cfg.ClientID = "herald-projector"
 	}
+	sec, err := securityOpts(cfg.TLS, cfg.SASL)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: subscriber: %w", err)
+	}
 	s := &Subscriber{parts: map[partition]*tracker{}}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
@@ -82,7 +90,7 @@ func NewSubscriber(_ context.Context, cfg SubscriberConfig) (*Subscriber, error)
 		kgo.AutoCommitMarks(),
 		kgo.OnPartitionsRevoked(s.forget),
 		kgo.OnPartitionsLost(s.forget),
-	}, cfg.Opts...)
+	}, append(sec, cfg.Opts...)...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: subscriber: %w", err)
