@@ -62,17 +62,13 @@ type api struct {
 	lanes []relay.Lane
 }
 
-func scopeOf(l relay.Lane) store.Scope {
-	return store.Scope{Table: l.Table, Tenant: l.Tenant, IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes}
-}
-
 // lanesStatus answers GET /api/lanes[?tenant=T].
 func (a api) lanesStatus(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), statsTimeout)
 	defer cancel()
 	out := make([]LaneStatus, 0, len(a.lanes))
 	for _, l := range a.lanes {
-		sc := scopeOf(l)
+		sc := l.Scope()
 		if t := r.URL.Query().Get("tenant"); t != "" {
 			sc.Tenant = t
 		}
@@ -104,7 +100,7 @@ func (a api) deadList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	recs, err := a.st.List(r.Context(), store.ListParams{Scope: scopeOf(lane), Status: store.StatusDead,
+	recs, err := a.st.List(r.Context(), store.ListParams{Scope: lane.Scope(), Status: store.StatusDead,
 		AfterID: after, Limit: int(limit)})
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())

@@ -46,11 +46,14 @@ func NewMetrics(reg prometheus.Registerer, st store.Store, lanes []relay.Lane) (
 
 // BatchDone counts one worker pass.
 func (m *Metrics) BatchDone(s relay.BatchStats) {
-	for outcome, n := range map[string]int{
-		"claimed": s.Claimed, "delivered": s.Delivered, "retried": s.Retried, "dead": s.Dead,
-		"discarded": s.Discarded, "released": s.Released, "lost": s.Lost, "duplicate": s.Duplicates,
+	for _, o := range [...]struct {
+		name string
+		n    int
+	}{
+		{"claimed", s.Claimed}, {"delivered", s.Delivered}, {"retried", s.Retried}, {"dead", s.Dead},
+		{"discarded", s.Discarded}, {"released", s.Released}, {"lost", s.Lost}, {"duplicate", s.Duplicates},
 	} {
-		m.events.WithLabelValues(s.Lane, outcome).Add(float64(n))
+		m.events.WithLabelValues(s.Lane, o.name).Add(float64(o.n))
 	}
 	m.steps.WithLabelValues(s.Lane, "claim").Observe(s.Claim.Seconds())
 	m.steps.WithLabelValues(s.Lane, "publish").Observe(s.Publish.Seconds())
@@ -93,8 +96,7 @@ func (c *laneRows) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
 	defer cancel()
 	for _, l := range c.lanes {
-		st, err := c.st.Stats(ctx, store.Scope{Table: l.Table, Tenant: l.Tenant,
-			IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes})
+		st, err := c.st.Stats(ctx, l.Scope())
 		if err != nil {
 			c.errs.WithLabelValues(l.Name).Inc()
 			continue

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/internal/sleep"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -41,7 +42,7 @@ func (p *Projector) handle(ctx context.Context, m broker.Received) {
 			return
 		case err == nil:
 			// NotDue or Busy: the row says when to look again.
-			sleep(ctx, min(res.Wait, maxWait))
+			sleep.For(ctx, min(res.Wait, maxWait))
 		case errors.Is(err, store.ErrHandler) && ctx.Err() == nil:
 			if p.fail(ctx, key, ev, res.Attempts, err) {
 				p.ack(m)
@@ -105,7 +106,7 @@ func (p *Projector) fail(ctx context.Context, key store.ProjectionKey, ev herald
 	switch {
 	case err != nil:
 		p.cfg.Logger.Warn("projector: recording a failure failed", "projection", p.cfg.Name, "event_id", ev.ID, "err", err)
-		sleep(ctx, retryIn)
+		sleep.For(ctx, retryIn)
 		return false
 	case state == store.ProjectionDead:
 		p.cfg.Logger.Error("projector: event is dead", "projection", p.cfg.Name, "event_id", ev.ID,
@@ -116,7 +117,7 @@ func (p *Projector) fail(ctx context.Context, key store.ProjectionKey, ev herald
 	}
 	p.cfg.Logger.Warn("projector: handler failed, will retry", "projection", p.cfg.Name, "event_id", ev.ID,
 		"attempts", n, "retry_in", retryIn, "err", herr)
-	sleep(ctx, retryIn)
+	sleep.For(ctx, retryIn)
 	return false
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/internal/sleep"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -114,7 +115,7 @@ func (s *OutboxSource) Receive(ctx context.Context, most int) ([]broker.Received
 		if out := s.take(recs, most); len(out) > 0 {
 			return out, nil
 		}
-		if !sleep(ctx, s.cfg.PollInterval) {
+		if !sleep.For(ctx, s.cfg.PollInterval) {
 			return nil, ctx.Err()
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/internal/sleep"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -161,23 +162,8 @@ func (p *pause) reset() { p.cur = p.min }
 
 // wait sleeps the current pause (or until ctx ends) and doubles it.
 func (p *pause) wait(ctx context.Context) {
-	sleep(ctx, p.cur)
+	sleep.For(ctx, p.cur)
 	p.cur = min(p.cur*2, p.max)
-}
-
-// sleep waits d or until ctx ends, reporting whether the full time passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // ErrRewind is returned by Rebuild when the source cannot start over.

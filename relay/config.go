@@ -220,6 +220,7 @@ func (l Lane) validate() error {
 	return nil
 }
 
-func (l Lane) scope() store.Scope {
+// Scope is the rows the lane relays: its table, tenant and type filters.
+func (l Lane) Scope() store.Scope {
 	return store.Scope{Table: l.Table, Tenant: l.Tenant, IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes}
 }

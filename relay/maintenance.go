@@ -46,7 +46,7 @@ func (m *maintainer) runOnce(ctx context.Context) int64 {
 		return 0
 	}
 	r := m.lane.Retention
-	p := store.CleanupParams{Scope: m.lane.scope(), Delivered: r.Delivered, Dead: r.Dead, Active: r.Active, Limit: r.BatchSize}
+	p := store.CleanupParams{Scope: m.lane.Scope(), Delivered: r.Delivered, Dead: r.Dead, Active: r.Active, Limit: r.BatchSize}
 	var total int64
 	for range maxCleanupRounds {
 		n, err := m.store.Cleanup(ctx, p)

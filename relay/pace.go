@@ -76,7 +76,7 @@ func (p *pacer) awaitWork(ctx context.Context) bool {
 // ready peeks at the lane's rows; an error counts as ready, so the claim
 // runs and reports it.
 func (p *pacer) ready(ctx context.Context) bool {
-	ok, err := p.peeker.Ready(ctx, p.w.lane.scope())
+	ok, err := p.peeker.Ready(ctx, p.w.lane.Scope())
 	return ok || err != nil
 }
 

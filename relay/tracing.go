@@ -22,18 +22,18 @@ const tracerName = "github.com/heraldhq/herald/relay"
 // does not record and the message is returned as it was.
 func startPublishSpan(ctx context.Context, tracer trace.Tracer, lane string, msg broker.Message) (broker.Message, trace.Span) {
 	parent := propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(msg.Event.Headers))
-	_, span := tracer.Start(parent, "publish "+msg.Destination, trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(
-			attribute.String("messaging.operation.type", "send"),
-			attribute.String("messaging.destination.name", msg.Destination),
-			attribute.String("messaging.message.id", msg.Event.ID),
-			attribute.String("herald.lane", lane),
-			attribute.String("herald.event_type", msg.Event.Type),
-			attribute.Int("herald.attempt", msg.Attempt),
-		))
+	_, span := tracer.Start(parent, "publish "+msg.Destination, trace.WithSpanKind(trace.SpanKindProducer))
 	if !span.IsRecording() {
-		return msg, span
+		return msg, span // no tracer installed, or not sampled: nothing to build
 	}
+	span.SetAttributes(
+		attribute.String("messaging.operation.type", "send"),
+		attribute.String("messaging.destination.name", msg.Destination),
+		attribute.String("messaging.message.id", msg.Event.ID),
+		attribute.String("herald.lane", lane),
+		attribute.String("herald.event_type", msg.Event.Type),
+		attribute.Int("herald.attempt", msg.Attempt),
+	)
 	headers := make(map[string]string, len(msg.Event.Headers)+2)
 	maps.Copy(headers, msg.Event.Headers)
 	propagation.TraceContext{}.Inject(trace.ContextWithSpan(ctx, span), propagation.MapCarrier(headers))

@@ -126,7 +126,7 @@ func (w *worker) claim(ctx context.Context) (*claimed, error) {
 	start := time.Now()
 	token := rand.Int64()
 	recs, err := w.store.Claim(ctx, store.ClaimParams{
-		Scope: w.lane.scope(), Owner: w.id, Token: token, Lease: w.lane.Lease,
+		Scope: w.lane.Scope(), Owner: w.id, Token: token, Lease: w.lane.Lease,
 		Limit: w.lane.BatchSize, Ordered: w.lane.Ordering == OrderingKey,
 		ParkOnDead: w.lane.OnDead == OnDeadPark, AsyncCommit: true,
 	})

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/heraldhq/herald/internal/sleep"
 )
 
 // DefaultTenants are the demo's two tenants (app codes).
@@ -93,7 +95,7 @@ func (a *App) Generate(ctx context.Context, cfg TrafficConfig, st *TrafficStats)
 	for i := 0; cfg.Gifts == 0 || st.Gifts.Load() < cfg.Gifts; i++ {
 		if cfg.Rate > 0 {
 			due := start.Add(time.Duration(float64(st.Events.Load()) / cfg.Rate * float64(time.Second)))
-			if !sleepUntil(ctx, due) {
+			if !sleep.Until(ctx, due) {
 				return ctx.Err()
 			}
 		}
@@ -206,20 +208,4 @@ func (g *generator) moveUser(ctx context.Context, tenant string) (int, error) {
 	}
 	g.inRoom[key] = !g.inRoom[key]
 	return 1, nil
-}
-
-// sleepUntil waits until t or ctx's end, reporting whether t came.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/internal/sleep"
 )
 
 // LatencyParams shapes a latency measurement.
@@ -136,16 +137,15 @@ func Produce(ctx context.Context, s Setup, rate int, d time.Duration, committed 
 	body := payload(256)
 	interval := time.Second / time.Duration(rate)
 	start := time.Now()
+schedule:
 	for i := 0; time.Duration(i)*interval < d; i++ {
-		if !sleepUntil(ctx, start.Add(time.Duration(i)*interval)) {
+		if !sleep.Until(ctx, start.Add(time.Duration(i)*interval)) {
 			break
 		}
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
+			break schedule
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
@@ -162,18 +162,6 @@ func Produce(ctx context.Context, s Setup, rate int, d time.Duration, committed 
 	}
 	wg.Wait()
 	return context.Cause(ctx)
-}
-
-// sleepUntil waits for t; false when ctx ended first.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-timer.C:
-		return true
-	}
 }
 
 // IdleCPU runs a relay with nothing to do for d and returns the CPU it

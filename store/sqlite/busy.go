@@ -9,6 +9,8 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/heraldhq/herald/internal/sleep"
 )
 
 // The relay's claims and marks wait for the write lock in Go, not in
@@ -55,7 +57,7 @@ func (s *Store) hotWrite(ctx context.Context, fn func(db *sql.DB, stmts *stmtCac
 			if !isBusy(err) || time.Now().After(deadline) {
 				return err
 			}
-			if !sleepCtx(ctx, wait) {
+			if !sleep.For(ctx, wait) {
 				return err
 			}
 			wait = min(wait*2, maxBusyRetry)
@@ -68,15 +70,4 @@ func (s *Store) hotWrite(ctx context.Context, fn func(db *sql.DB, stmts *stmtCac
 func isBusy(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
