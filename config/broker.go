@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"sort"
@@ -97,45 +96,32 @@ type WebhookBroker struct {
 	webhook.Config `yaml:",inline"`
 }
 
-// brokerTypes maps each type name to a decoder of its strict struct.
-var brokerTypes = map[string]func(b *Broker, n *yaml.Node) error{
-	"kafka": func(b *Broker, n *yaml.Node) error { b.Kafka = &KafkaBroker{}; return decodeStrict(n, b.Kafka) },
-	"rabbitmq": func(b *Broker, n *yaml.Node) error {
-		b.RabbitMQ = &RabbitMQBroker{}
-		return decodeStrict(n, b.RabbitMQ)
-	},
-	"redis": func(b *Broker, n *yaml.Node) error { b.Redis = &RedisBroker{}; return decodeStrict(n, b.Redis) },
-	"rocketmq": func(b *Broker, n *yaml.Node) error {
-		b.RocketMQ = &RocketMQBroker{}
-		return decodeStrict(n, b.RocketMQ)
-	},
-	"webhook": func(b *Broker, n *yaml.Node) error { b.Webhook = &WebhookBroker{}; return decodeStrict(n, b.Webhook) },
-	"nats": func(b *Broker, n *yaml.Node) error {
-		b.NATS = &NATSBroker{}
-		return decodeStrict(n, b.NATS)
-	},
-	"stdout": func(b *Broker, n *yaml.Node) error {
-		b.Stdout = &StdoutBroker{}
-		return decodeStrict(n, b.Stdout)
-	},
+// brokerTypes maps each type name to a function that sets that type's
+// field of a Broker to a new, empty struct and returns it, for decoding
+// (and for checking keys against the struct's type).
+var brokerTypes = map[string]func(b *Broker) any{
+	"kafka":    func(b *Broker) any { b.Kafka = &KafkaBroker{}; return b.Kafka },
+	"rabbitmq": func(b *Broker) any { b.RabbitMQ = &RabbitMQBroker{}; return b.RabbitMQ },
+	"redis":    func(b *Broker) any { b.Redis = &RedisBroker{}; return b.Redis },
+	"rocketmq": func(b *Broker) any { b.RocketMQ = &RocketMQBroker{}; return b.RocketMQ },
+	"webhook":  func(b *Broker) any { b.Webhook = &WebhookBroker{}; return b.Webhook },
+	"nats":     func(b *Broker) any { b.NATS = &NATSBroker{}; return b.NATS },
+	"stdout":   func(b *Broker) any { b.Stdout = &StdoutBroker{}; return b.Stdout },
 }
 
-// UnmarshalYAML reads `type` first, then decodes the entry strictly into
-// that type's struct, so a key of another broker type is an error.
+// UnmarshalYAML reads `type` first, then decodes the entry into that
+// type's struct. Unknown keys were already refused by checkKeys, with
+// their paths.
 func (b *Broker) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("line %d: a broker must be a mapping with a type", n.Line)
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == "type" {
-			b.Type = n.Content[i+1].Value
-		}
-	}
-	decode, ok := brokerTypes[b.Type]
+	b.Type = mappingValue(n, "type")
+	newConfig, ok := brokerTypes[b.Type]
 	if !ok {
 		return fmt.Errorf("line %d: broker type %q is not one of %v", n.Line, b.Type, knownBrokerTypes())
 	}
-	return decode(b, n)
+	return n.Decode(newConfig(b))
 }
 
 func knownBrokerTypes() []string {
@@ -145,21 +131,6 @@ func knownBrokerTypes() []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// decodeStrict decodes n into v rejecting unknown keys, which Node.Decode
-// alone does not do.
-func decodeStrict(n *yaml.Node, v any) error {
-	raw, err := yaml.Marshal(n)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("line %d: %v", n.Line, err)
-	}
-	return nil
 }
 
 func (b *Broker) applyDefaults() {

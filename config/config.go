@@ -4,11 +4,10 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
+	"reflect"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -108,21 +107,62 @@ type Log struct {
 // ErrInvalid marks every configuration error; the CLI exits 2 on it.
 var ErrInvalid = errors.New("invalid config")
 
-// Parse reads a config file's bytes: strict (unknown keys are errors),
-// then defaults, environment overrides and validation.
+// Parse reads a config file's bytes laid over the embedded defaults
+// (mergeOver): unknown keys are errors naming their path, then environment
+// overrides, defaults and validation.
 func Parse(data []byte, source string) (*File, error) {
-	var f File
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, source, err)
+	return parseOver(defaultYAML, data, source)
+}
+
+func parseOver(base string, data []byte, source string) (*File, error) {
+	fail := func(err error) error { return fmt.Errorf("%w: %s: %v", ErrInvalid, source, err) }
+	file, err := rootNode(data)
+	if err != nil {
+		return nil, fail(err)
 	}
+	fileBrokers := sectionKeys(file, "brokers") // before merging changes file's nodes
+	merged := file
+	if base != "" {
+		if merged, err = rootNode([]byte(base)); err != nil {
+			return nil, fail(err)
+		}
+		merged = mergeOver(merged, file)
+	}
+	// Checked after merging, so that a broker entry that names no type is
+	// checked against its default's type; the file's nodes keep their lines.
+	if errs := checkKeys(merged, reflect.TypeOf(File{}), ""); len(errs) > 0 {
+		return nil, fail(errors.Join(errs...))
+	}
+	var f File
+	if merged != nil {
+		if err := merged.Decode(&f); err != nil {
+			return nil, fail(decodeError(err, file))
+		}
+	}
+	f.dropUnusedDefaultBrokers(fileBrokers)
 	f.applyEnv()
 	f.applyDefaults()
 	if err := f.validate(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, source, err)
+		return nil, fail(err)
 	}
 	return &f, nil
+}
+
+// rootNode parses a document into its root mapping (nil when empty),
+// pointing a syntax error at the line where it is.
+func rootNode(data []byte) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, syntaxError(data, err)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("line %d: the file must be a mapping of sections (store, brokers, lanes, admin, tracing, log)", root.Line)
+	}
+	return root, nil
 }
 
 // Load reads the config file at path; an empty path means "herald.yaml if
@@ -145,7 +185,7 @@ func Load(path string) (*File, error) {
 // NATS JetStream server with its data in herald-data/, and one lane
 // "default" on herald_outbox publishing to herald.{topic}.
 func Defaults() *File {
-	f, err := Parse([]byte(defaultYAML), "embedded defaults")
+	f, err := parseOver("", []byte(defaultYAML), "embedded defaults")
 	if err != nil {
 		panic(err) // the embedded defaults are tested
 	}

@@ -56,9 +56,9 @@ admin: {addr: "127.0.0.1:8080"}
 func TestBadConfigNamesTheKey(t *testing.T) {
 	base := "store: {driver: sqlite, dsn: x.db}\nbrokers:\n  b: {type: stdout}\n"
 	cases := map[string]struct{ yaml, want string }{
-		"unknown top key":       {base + "lanes: [{name: a, destination: x}]\nbogus: 1\n", "field bogus not found"},
-		"unknown lane key":      {base + "lanes: [{name: a, destination: x, colour: red}]\n", "field colour not found"},
-		"unknown broker key":    {"brokers:\n  b: {type: stdout, stream: X}\nlanes: [{name: a, destination: x}]\n", "field stream not found"},
+		"unknown top key":       {base + "lanes: [{name: a, destination: x}]\nbogus: 1\n", "line 5: bogus: unknown key"},
+		"unknown lane key":      {base + "lanes: [{name: a, destination: x, colour: red}]\n", "lanes[0].colour: unknown key"},
+		"unknown broker key":    {"brokers:\n  b: {type: stdout, stream: X}\nlanes: [{name: a, destination: x}]\n", "brokers.b.stream: unknown key"},
 		"unknown broker type":   {"brokers:\n  b: {type: carrier_pigeon}\nlanes: [{name: a, destination: x}]\n", `broker type "carrier_pigeon"`},
 		"unknown strategy":      {base + "lanes: [{name: a, destination: x, retry: {strategy: linear}}]\n", "retry.strategy"},
 		"bad duration":          {base + "lanes: [{name: a, destination: x, poll_interval: soon}]\n", `"soon" is not a duration`},
@@ -69,10 +69,10 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		"bad ordering":          {base + "lanes: [{name: a, destination: x, ordering: total}]\n", "ordering"},
 		"lease under timeout":   {base + "lanes: [{name: a, destination: x, publish_timeout: 3s, lease: 1s}]\n", "lease"},
 		"duplicate lane":        {base + "lanes: [{name: a, destination: x}, {name: a, destination: y}]\n", "defined twice"},
-		"no lanes":              {base, "lanes: at least one lane"},
+		"no lanes":              {base + "lanes: []\n", "lanes: at least one lane"},
 		"negative batch":        {base + "lanes: [{name: a, destination: x, batch_size: -1}]\n", "batch_size"},
 		"nats without stream":   {"brokers:\n  b: {type: nats}\nlanes: [{name: a, destination: x}]\n", "brokers.b: stream is required"},
-		"kafka unknown key":     {"brokers:\n  k: {type: kafka, brokers: [\"127.0.0.1:9092\"], stream: X}\nlanes: [{name: a, destination: x}]\n", "field stream not found"},
+		"kafka unknown key":     {"brokers:\n  k: {type: kafka, brokers: [\"127.0.0.1:9092\"], stream: X}\nlanes: [{name: a, destination: x}]\n", "brokers.k.stream: unknown key"},
 		"kafka bad sasl":        {"brokers:\n  k: {type: kafka, sasl: {mechanism: MD5, username: u, password: p}}\nlanes: [{name: a, destination: x}]\n", "brokers.k:"},
 		"webhook not a URL":     {"brokers:\n  w: {type: webhook, secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw}\nlanes: [{name: a, destination: \"partner/{event_type}\"}]\n", "absolute http(s) URL"},
 		"rocketmq bad tag mode": {"brokers:\n  r: {type: rocketmq, name_servers: [\"127.0.0.1:9876\"], group: g, tag_mode: colour}\nlanes: [{name: a, destination: x}]\n", "brokers.r:"},

@@ -17,3 +17,14 @@ func openServerStore(ctx context.Context, d herald.Dialect, dsn string) (store.S
 	}
 	return postgres.Open(ctx, dsn, postgres.Options{})
 }
+
+// validateDSN parses a MySQL or PostgreSQL DSN without connecting.
+func validateDSN(d herald.Dialect, dsn string) error {
+	switch d {
+	case herald.MySQL:
+		return mysql.ValidateDSN(dsn)
+	case herald.Postgres:
+		return postgres.ValidateDSN(dsn)
+	}
+	return nil
+}

@@ -58,11 +58,12 @@ func (f *File) validate() error {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
 	}
-	if _, err := herald.ParseDialect(f.Store.Driver); err != nil {
-		add("store.driver", err)
-	}
+	d, err := herald.ParseDialect(f.Store.Driver)
+	add("store.driver", err)
 	if f.Store.DSN == "" {
 		add("store.dsn", errors.New("is required"))
+	} else if err == nil {
+		add("store.dsn", validateDSN(d, f.Store.DSN))
 	}
 	switch f.Store.Synchronous {
 	case "", "full", "normal":

@@ -231,3 +231,13 @@ type Dropper interface {
 type Peeker interface {
 	Ready(ctx context.Context, s Scope) (bool, error)
 }
+
+// SchemaChecker is an optional Store ability: whether a table was
+// migrated, without changing anything, so commands that only read or write
+// rows can refuse a database that was never migrated with the command that
+// fixes it, instead of failing on a missing table or creating one.
+type SchemaChecker interface {
+	// SchemaVersion returns the table's recorded schema version (0: never
+	// migrated) and the latest version this build knows.
+	SchemaVersion(ctx context.Context, table string) (current, latest int, err error)
+}

@@ -96,8 +96,18 @@ func (c Config) secretKey() ([]byte, error) {
 	return key, nil
 }
 
-// Validate checks the fields after defaults, naming the one at fault.
+// Validate checks the fields after defaults, naming the one at fault. A
+// secret must be given (secret, or secret_env naming a variable that New
+// reads); a literal secret must be in the whsec_ form.
 func (c Config) Validate() error {
+	switch {
+	case c.Secret == "" && c.SecretEnv == "":
+		return fmt.Errorf("webhook: secret: required (or set secret_env)")
+	case c.Secret != "":
+		if _, err := c.secretKey(); err != nil {
+			return err
+		}
+	}
 	switch {
 	case c.MaxPerHost < 0:
 		return fmt.Errorf("webhook: max_per_host: must be positive, got %d", c.MaxPerHost)

@@ -64,7 +64,7 @@ func (a *app) benchCommand() *cobra.Command {
 
 // benchSetup opens the store and the lane's broker.
 func (a *app) benchSetup(ctx context.Context, f benchFlags, withBroker bool) (*config.Runtime, bench.Setup, error) {
-	rt, err := a.load(ctx, false)
+	rt, err := a.load(ctx, openBare)
 	if err != nil {
 		return nil, bench.Setup{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,7 +96,7 @@ func TestExitCodes(t *testing.T) {
 func TestEnqueueThenStatusJSON(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, "")
-	code, out, errOut := cliRun(t, "enqueue", "--config", cfg, "--topic", "wallet", "--type", "WalletGiftDebited",
+	code, out, errOut := cliRun(t, "enqueue", "--create", "--config", cfg, "--topic", "wallet", "--type", "WalletGiftDebited",
 		"--key", "u1", "--tenant", "app1", "--header", "command_id=c1", "--payload", `{"gift":"rose"}`)
 	if code != 0 {
 		t.Fatalf("enqueue: exit %d: %s", code, errOut)
@@ -137,7 +138,7 @@ func TestDeadListShowReplayPurge(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, "")
 	for _, id := range []string{"dead-1", "dead-2"} {
-		if code, _, e := cliRun(t, "enqueue", "--config", cfg, "--type", "T", "--id", id, "--payload", `{"n":1}`); code != 0 {
+		if code, _, e := cliRun(t, "enqueue", "--create", "--config", cfg, "--type", "T", "--id", id, "--payload", `{"n":1}`); code != 0 {
 			t.Fatal(e)
 		}
 	}
@@ -158,11 +159,61 @@ func TestDeadListShowReplayPurge(t *testing.T) {
 	if rec.Status != store.StatusPending || rec.Attempts != 0 {
 		t.Fatalf("replayed row = %s with %d attempts; want pending with 0", rec.Status, rec.Attempts)
 	}
-	if code, out, _ := cliRun(t, "dead", "purge", "--config", cfg, "--all"); code != 0 || !strings.Contains(out, "purged 1") {
-		t.Fatalf("purge --all: %d %q", code, out)
+	if code, out, _ := cliRun(t, "dead", "purge", "--config", cfg, "--all", "--dry-run"); code != 0 || !strings.Contains(out, "would purge 1") {
+		t.Fatalf("purge --all --dry-run: %d %q", code, out)
 	}
-	if code, _, e := cliRun(t, "dead", "replay", "--config", cfg, "dead-2"); code != ExitFailure || !strings.Contains(e, "not dead") {
-		t.Fatalf("replaying a purged event must fail clearly: %d %q", code, e)
+	answer(t, "n\n")
+	if code, _, e := cliRun(t, "dead", "purge", "--config", cfg, "--all"); code != ExitFailure || !strings.Contains(e, "--yes") {
+		t.Fatalf("purge declined at the prompt must change nothing and exit 1: %d %q", code, e)
+	}
+	answer(t, "y\n")
+	if code, out, _ := cliRun(t, "dead", "purge", "--config", cfg, "--all"); code != 0 || !strings.Contains(out, "purged 1") {
+		t.Fatalf("purge --all confirmed: %d %q", code, out)
+	}
+	if code, _, e := cliRun(t, "dead", "replay", "--config", cfg, "dead-2", "nope-3"); code != ExitFailure ||
+		!strings.Contains(e, "event dead-2 is not in table main_outbox") || !strings.Contains(e, "event nope-3") {
+		t.Fatalf("replaying purged and unknown events must name each: %d %q", code, e)
+	}
+	if code, _, e := cliRun(t, "dead", "replay", "--config", cfg, "--all", "dead-1"); code != ExitUsage || !strings.Contains(e, "to replay,") {
+		t.Fatalf("replay with ids and --all: %d %q", code, e)
+	}
+}
+
+// answer makes the next confirmation prompt read text.
+func answer(t *testing.T, text string) {
+	t.Helper()
+	old := stdinOr
+	stdinOr = func() io.Reader { return strings.NewReader(text) }
+	t.Cleanup(func() { stdinOr = old })
+}
+
+// Rule: the version is there as a flag and as JSON; messages do not repeat
+// "herald: "; a bad --log-level is refused by every command.
+func TestVersionAndMessages(t *testing.T) {
+	if code, out, _ := cliRun(t, "--version"); code != 0 || !strings.HasPrefix(out, "herald ") || !strings.Contains(out, "go1.") {
+		t.Fatalf("--version: %d %q", code, out)
+	}
+	code, out, _ := cliRun(t, "version", "--json")
+	var v buildInfo
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Module != "github.com/heraldhq/herald" || v.GoVersion == "" {
+		t.Fatalf("version --json: %d %q", code, out)
+	}
+	if code, _, e := cliRun(t, "status", "--log-level", "verbose"); code != ExitUsage || !strings.Contains(e, `"verbose"`) {
+		t.Fatalf("status --log-level verbose: %d %q", code, e)
+	}
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "    max_payload: 10\n")
+	if code, _, e := cliRun(t, "enqueue", "--create", "--config", cfg, "--type", "T", "--payload", `{"big":"0123456789"}`); code != ExitUsage && code != ExitFailure || strings.Contains(e, "herald: herald:") {
+		t.Fatalf("payload too large: %d %q", code, e)
+	}
+	if code, _, _ := cliRun(t, "enqueue", "--config", cfg, "--type", "T", "--id", "e-1"); code != 0 {
+		t.Fatal("first enqueue failed")
+	}
+	if code, out, e := cliRun(t, "enqueue", "--config", cfg, "--type", "T", "--id", "e-1"); code != ExitFailure || out != "" || !strings.Contains(e, "already in main_outbox") {
+		t.Fatalf("enqueueing an existing id must say so: %d %q %q", code, out, e)
+	}
+	if code, _, e := cliRun(t, "status", "--config", writeConfig(t, t.TempDir(), "")); code != ExitFailure || !strings.Contains(e, "herald migrate") {
+		t.Fatalf("status on a database never migrated: %d %q", code, e)
 	}
 }
 
@@ -179,6 +230,38 @@ func killAll(t *testing.T, s store.Store, table string) {
 		fs = append(fs, store.Failure{ID: r.ID, Error: "poisoned payload"})
 	}
 	if _, err := s.Kill(ctx, store.Fence{Table: table, Token: 7}, fs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Rule: `config check` validates a file laid over the defaults without
+// connecting (0 on one key, 2 on an unknown key with the right one
+// suggested); `config print` shows the effective config without secrets.
+func TestConfigCheckAndPrint(t *testing.T) {
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.yaml")
+	writeFile(t, one, "admin: {addr: \"127.0.0.1:9999\"}\n")
+	if code, out, e := cliRun(t, "config", "check", "--config", one); code != 0 || !strings.Contains(out, "config ok") {
+		t.Fatalf("config check on a one-key file: %d %q %q", code, out, e)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, "lanes:\n  - name: x\n    batchsize: 3\n")
+	if code, _, e := cliRun(t, "config", "check", "--config", bad); code != ExitUsage ||
+		!strings.Contains(e, "line 3: lanes[0].batchsize: unknown key, did you mean batch_size?") {
+		t.Fatalf("config check on an unknown key: %d %q", code, e)
+	}
+	secret := filepath.Join(dir, "secret.yaml")
+	writeFile(t, secret, "store: {driver: mysql, dsn: \"root:s3cret@tcp(127.0.0.1:1)/test\"}\n"+
+		"brokers:\n  w: {type: webhook, secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw}\n")
+	code, out, e := cliRun(t, "config", "print", "--config", secret)
+	if code != 0 || strings.Contains(out, "s3cret") || strings.Contains(out, "MfKQ9r8") || !strings.Contains(out, "addr: 127.0.0.1:8080") {
+		t.Fatalf("config print: %d %q %q", code, out, e)
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

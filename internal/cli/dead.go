@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 type deadFlags struct {
 	lane, tenant string
 	all, asJSON  bool
+	yes, dryRun  bool
 	limit        int
 	after        int64
 }
@@ -38,18 +42,25 @@ func (a *app) deadCommand() *cobra.Command {
 	show := &cobra.Command{Use: "show EVENT_ID", Short: "Show one dead event, payload included", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.deadShow(cmd.Context(), f, args[0]) }}
 	replay := &cobra.Command{Use: "replay [EVENT_ID...] | --all", Short: "Put dead events back to pending with their attempts reset",
-		RunE: func(cmd *cobra.Command, args []string) error { return a.deadChange(cmd.Context(), f, args, "replayed") }}
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.deadChange(cmd.Context(), f, args, replayChange)
+		}}
 	replay.Flags().BoolVar(&f.all, "all", false, "replay every dead event of the lane")
-	purge := &cobra.Command{Use: "purge [EVENT_ID...] | --all", Short: "Delete dead events for good",
-		RunE: func(cmd *cobra.Command, args []string) error { return a.deadChange(cmd.Context(), f, args, "purged") }}
+	replay.Flags().BoolVar(&f.dryRun, "dry-run", false, "count what would be replayed, change nothing")
+	purge := &cobra.Command{Use: "purge [EVENT_ID...] | --all", Short: "Delete dead events for good (asks first unless --yes)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.deadChange(cmd.Context(), f, args, purgeChange)
+		}}
 	purge.Flags().BoolVar(&f.all, "all", false, "purge every dead event of the lane")
+	purge.Flags().BoolVar(&f.yes, "yes", false, "do not ask for confirmation")
+	purge.Flags().BoolVar(&f.dryRun, "dry-run", false, "count what would be purged, change nothing")
 	cmd.AddCommand(list, show, replay, purge)
 	return cmd
 }
 
 // deadScope opens the store and returns the chosen lane's scope.
 func (a *app) deadScope(ctx context.Context, f deadFlags) (*config.Runtime, store.Scope, error) {
-	rt, err := a.load(ctx, false)
+	rt, err := a.load(ctx, openExisting)
 	if err != nil {
 		return nil, store.Scope{}, err
 	}
@@ -103,6 +114,9 @@ func (a *app) deadShow(ctx context.Context, f deadFlags, id string) error {
 	}
 	defer rt.Close()
 	r, err := rt.Store.Get(ctx, scope.Table, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("event %s is not in table %s%s", id, scope.Table, a.otherLaneHint(ctx, rt, scope.Table, id))
+	}
 	if err != nil {
 		return fmt.Errorf("event %s: %w", id, err)
 	}
@@ -123,29 +137,106 @@ func (a *app) deadShow(ctx context.Context, f deadFlags, id string) error {
 	return enc.Encode(out)
 }
 
-func (a *app) deadChange(ctx context.Context, f deadFlags, ids []string, verb string) error {
+// otherLaneHint looks for the event in the other lanes' tables and names
+// the --lane that finds it.
+func (a *app) otherLaneHint(ctx context.Context, rt *config.Runtime, table, id string) string {
+	for _, l := range rt.File.Lanes {
+		if l.Table == table {
+			continue
+		}
+		if _, err := rt.Store.Get(ctx, l.Table, id); err == nil {
+			return fmt.Sprintf("; it is in %s: add --lane %s", l.Table, l.Name)
+		}
+	}
+	return " (nor in any other lane's table)"
+}
+
+// deadChangeKind is replay or purge, with the words to report them.
+type deadChangeKind struct{ verb, done string }
+
+var (
+	replayChange = deadChangeKind{"replay", "replayed"}
+	purgeChange  = deadChangeKind{"purge", "purged"}
+)
+
+func (a *app) deadChange(ctx context.Context, f deadFlags, ids []string, kind deadChangeKind) error {
 	if f.all == (len(ids) > 0) {
-		return usagef("name the event ids to %s, or pass --all (not both)", verb[:len(verb)-1])
+		return usagef("name the event ids to %s, or pass --all (not both)", kind.verb)
 	}
 	rt, scope, err := a.deadScope(ctx, f)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	var n int64
-	if verb == "replayed" {
-		n, err = rt.Store.Replay(ctx, scope, ids)
-	} else {
-		n, err = rt.Store.Purge(ctx, scope, ids)
-	}
+	ids, refused := a.deadOnly(ctx, rt, scope.Table, ids)
+	n, err := a.countChange(ctx, rt, scope, ids, f.all)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "%s %d dead event(s)\n", verb, n)
-	if len(ids) > 0 && n < int64(len(ids)) {
-		return fmt.Errorf("%d of the %d event ids were not dead events of lane table %s", int64(len(ids))-n, len(ids), scope.Table)
+	switch {
+	case f.dryRun:
+		fmt.Fprintf(a.stdout, "would %s %d dead event(s) of %s\n", kind.verb, n, scope.Table)
+	case n == 0:
+		fmt.Fprintf(a.stdout, "%s 0 dead event(s)\n", kind.done)
+	case kind == purgeChange && !f.yes:
+		if err := a.confirm(fmt.Sprintf("purge %d dead event(s) of %s for good?", n, scope.Table)); err != nil {
+			return err
+		}
+		fallthrough
+	default:
+		if n, err = applyChange(ctx, rt.Store, scope, ids, kind); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "%s %d dead event(s)\n", kind.done, n)
 	}
-	return nil
+	return errors.Join(refused...)
+}
+
+// deadOnly keeps the ids of dead events of table and returns an error for
+// each other id, naming it and why.
+func (a *app) deadOnly(ctx context.Context, rt *config.Runtime, table string, ids []string) (dead []string, refused []error) {
+	for _, id := range ids {
+		r, err := rt.Store.Get(ctx, table, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			refused = append(refused, fmt.Errorf("event %s is not in table %s%s", id, table, a.otherLaneHint(ctx, rt, table, id)))
+		case err != nil:
+			refused = append(refused, fmt.Errorf("event %s: %w", id, err))
+		case r.Status != store.StatusDead:
+			refused = append(refused, fmt.Errorf("event %s is %s, not dead: left as it is", id, r.Status))
+		default:
+			dead = append(dead, id)
+		}
+	}
+	return dead, refused
+}
+
+// countChange counts the dead events a replay or purge would change.
+func (a *app) countChange(ctx context.Context, rt *config.Runtime, scope store.Scope, ids []string, all bool) (int64, error) {
+	if !all {
+		return int64(len(ids)), nil
+	}
+	st, err := rt.Store.Stats(ctx, scope)
+	return st.Dead, err
+}
+
+func applyChange(ctx context.Context, s store.Store, scope store.Scope, ids []string, kind deadChangeKind) (int64, error) {
+	if kind == replayChange {
+		return s.Replay(ctx, scope, ids)
+	}
+	return s.Purge(ctx, scope, ids)
+}
+
+// confirm asks a yes/no question on stderr and reads the answer from
+// standard input; anything but y or yes (or no input at all) declines.
+func (a *app) confirm(question string) error {
+	fmt.Fprintf(a.stderr, "%s [y/N] ", question)
+	line, _ := bufio.NewReader(stdinOr()).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return nil
+	}
+	return errors.New("not confirmed: nothing changed (pass --yes to skip the question)")
 }
 
 func oneLine(s string, max int) string {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,6 +23,17 @@ import (
 // server, which other programs can read on loopback.
 func TestEmbeddedDefaultsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
+	// Nothing creates a database by accident: enqueue before migrate fails,
+	// names the command that fixes it and leaves no file behind.
+	if code, out := runChildSync(t, dir, "enqueue", "--type", "GiftSent"); code != ExitFailure || !strings.Contains(out, "herald migrate") {
+		t.Fatalf("enqueue before migrate: exit %d: %s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "herald.db")); !os.IsNotExist(err) {
+		t.Fatalf("enqueue before migrate created herald.db (%v)", err)
+	}
+	if code, out := runChildSync(t, dir, "migrate"); code != 0 {
+		t.Fatalf("migrate: exit %d: %s", code, out)
+	}
 	for i := range 3 {
 		code, out := runChildSync(t, dir, "enqueue", "--topic", "wallet", "--type", "GiftSent",
 			"--key", "u1", "--payload", fmt.Sprintf(`{"n":%d}`, i))

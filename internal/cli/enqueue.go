@@ -10,12 +10,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/config"
 )
 
 type enqueueOptions struct {
 	lane, topic, eventType, key, tenant, payload, id string
 	headers                                          []string
 	delay                                            time.Duration
+	// create migrates the lane's table first (else it must exist).
+	create bool
 }
 
 func (a *app) enqueueCommand() *cobra.Command {
@@ -31,7 +34,7 @@ func (a *app) enqueueCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.enqueue(cmd, o.lane, ev)
+			return a.enqueue(cmd, o, ev)
 		},
 	}
 	fl := cmd.Flags()
@@ -44,6 +47,7 @@ func (a *app) enqueueCommand() *cobra.Command {
 	fl.StringVar(&o.id, "id", "", "event id (default: a new UUIDv7)")
 	fl.StringArrayVar(&o.headers, "header", nil, "header k=v (repeatable)")
 	fl.DurationVar(&o.delay, "delay", 0, "deliver no earlier than this from now")
+	fl.BoolVar(&o.create, "create", false, "create (migrate) the database and the lane's table if needed")
 	return cmd
 }
 
@@ -95,14 +99,24 @@ func readPayload(v string) ([]byte, error) {
 	return data, nil
 }
 
-func (a *app) enqueue(cmd *cobra.Command, laneName string, ev herald.Event) error {
+func (a *app) enqueue(cmd *cobra.Command, o enqueueOptions, ev herald.Event) error {
 	ctx := cmd.Context()
-	rt, err := a.load(ctx, true)
+	// A wrong --lane is a usage error whatever the state of the database.
+	if f, err := config.Load(a.configPath); err != nil {
+		return err
+	} else if _, err := f.Lane(o.lane); err != nil {
+		return err
+	}
+	mode := openExisting
+	if o.create {
+		mode = openMigrating
+	}
+	rt, err := a.load(ctx, mode)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	lane, err := rt.File.Lane(laneName)
+	lane, err := rt.File.Lane(o.lane)
 	if err != nil {
 		return err
 	}
@@ -112,6 +126,10 @@ func (a *app) enqueue(cmd *cobra.Command, laneName string, ev herald.Event) erro
 	}
 	if ev.ID == "" {
 		ev.ID = herald.NewID()
+	} else if r, err := rt.Store.Get(ctx, lane.Table, ev.ID); err == nil {
+		// Enqueue is idempotent by event id: say so rather than print the id
+		// as if a new event had been written.
+		return fmt.Errorf("event %s is already in %s (status %s): nothing enqueued", ev.ID, lane.Table, r.Status)
 	}
 	tx, err := rt.Store.DB().BeginTx(ctx, nil)
 	if err != nil {

@@ -36,6 +36,10 @@ type app struct {
 	stdout, stderr io.Writer
 	configPath     string
 	logLevel       string
+	// log is the logger built from the config (nil before); jsonLog says
+	// whether log.format is json, so that every "herald:" line follows it.
+	log     *slog.Logger
+	jsonLog bool
 }
 
 // Main runs the herald command line with args (without the program name)
@@ -50,7 +54,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(stderr, "herald: %v\n", err)
+	a.sayError(err)
 	var ue usageError
 	if errors.As(err, &ue) || errors.Is(err, config.ErrInvalid) || isCobraUsage(err) {
 		return ExitUsage
@@ -78,22 +82,57 @@ func (a *app) rootCommand() *cobra.Command {
 		Long:          "Herald publishes events committed to outbox tables to message brokers, at least once, in order per key where asked.",
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       version(),
+		// Every command checks --log-level, used or not, so a typo is
+		// never accepted silently.
+		PersistentPreRunE: func(*cobra.Command, []string) error { _, err := parseLevel(a.logLevel); return err },
 	}
+	root.SetVersionTemplate("herald {{.Version}}\n")
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default: herald.yaml if present, else the embedded defaults)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides log.level)")
 	root.AddCommand(a.runCommand(), a.migrateCommand(), a.enqueueCommand(), a.statusCommand(),
 		a.deadCommand(), a.benchCommand(), a.demoCommand(), a.versionCommand())
-	root.AddCommand(a.projectionCommand())
+	root.AddCommand(a.projectionCommand(), a.configCommand())
 	return root
 }
 
-// load reads the config file and opens the store.
-func (a *app) load(ctx context.Context, migrate bool) (*config.Runtime, error) {
+// openMode says what opening the store may do to the database.
+type openMode int
+
+const (
+	// openExisting: the database and every lane's table must already be
+	// migrated (commands that only read or write rows); nothing is created.
+	openExisting openMode = iota
+	// openMigrating: migrate every lane's table when store.migrate is on
+	// (run, enqueue --create).
+	openMigrating
+	// openBare: open, creating an SQLite file if needed, and change nothing
+	// (migrate, bench, projection: they manage their own tables).
+	openBare
+)
+
+// load reads the config file and opens the store as mode allows.
+func (a *app) load(ctx context.Context, mode openMode) (*config.Runtime, error) {
 	f, err := config.Load(a.configPath)
 	if err != nil {
 		return nil, err
 	}
-	return config.OpenStore(ctx, f, migrate)
+	if mode == openExisting {
+		if err := config.CheckDatabaseExists(f.Store); err != nil {
+			return nil, err
+		}
+	}
+	rt, err := config.OpenStore(ctx, f, mode == openMigrating)
+	if err != nil {
+		return nil, err
+	}
+	if mode == openExisting {
+		if err := rt.CheckMigrated(ctx); err != nil {
+			rt.Close()
+			return nil, err
+		}
+	}
+	return rt, nil
 }
 
 // logger builds the structured logger from the config and --log-level.
@@ -102,17 +141,52 @@ func (a *app) logger(f *config.File) (*slog.Logger, error) {
 	if a.logLevel != "" {
 		level = a.logLevel
 	}
-	var l slog.Level
-	if level != "" {
-		if err := l.UnmarshalText([]byte(level)); err != nil {
-			return nil, usagef("--log-level: %q is not debug, info, warn or error", level)
-		}
+	l, err := parseLevel(level)
+	if err != nil {
+		return nil, err
 	}
 	opts := &slog.HandlerOptions{Level: l}
-	if f.Log.Format == "json" {
-		return slog.New(slog.NewJSONHandler(a.stderr, opts)), nil
+	a.jsonLog = f.Log.Format == "json"
+	if a.jsonLog {
+		a.log = slog.New(slog.NewJSONHandler(a.stderr, opts))
+	} else {
+		a.log = slog.New(slog.NewTextHandler(a.stderr, opts))
 	}
-	return slog.New(slog.NewTextHandler(a.stderr, opts)), nil
+	return a.log, nil
+}
+
+// parseLevel reads a log level; empty is info.
+func parseLevel(level string) (slog.Level, error) {
+	var l slog.Level
+	if level == "" {
+		return l, nil
+	}
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return l, usagef("--log-level: %q is not debug, info, warn or error", level)
+	}
+	return l, nil
+}
+
+// say writes one of the command's own "herald: …" lines to stderr: plain
+// text, or a JSON log record when log.format is json.
+func (a *app) say(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if a.jsonLog && a.log != nil {
+		a.log.Info(msg)
+		return
+	}
+	fmt.Fprintf(a.stderr, "herald: %s\n", msg)
+}
+
+// sayError reports the error a command ended with, without repeating the
+// "herald: " that errors of the root package already start with.
+func (a *app) sayError(err error) {
+	msg := strings.TrimPrefix(err.Error(), "herald: ")
+	if a.jsonLog && a.log != nil {
+		a.log.Error(msg)
+		return
+	}
+	fmt.Fprintf(a.stderr, "herald: %s\n", msg)
 }
 
 // stdinOr returns os.Stdin; a seam for tests that never read it.

@@ -88,7 +88,7 @@ func (a *app) startAdmin(f *config.File, rt *config.Runtime) (relay.Observer, fu
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w (admin.addr; %q turns it off)", err, config.AdminOff)
 	}
-	fmt.Fprintf(a.stderr, "herald: admin on http://%s (dashboard at /; /metrics, /healthz, /readyz, /api/lanes)\n", srv.Addr())
+	a.say("admin on http://%s (dashboard at /; /metrics, /healthz, /readyz, /api/lanes)", srv.Addr())
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -106,9 +106,9 @@ func (a *app) announce(rt *config.Runtime) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(a.stderr, "herald: broker %s: %s\n", n, rt.Endpoints[n])
+		a.say("broker %s: %s", n, rt.Endpoints[n])
 	}
 	for _, l := range rt.File.Lanes {
-		fmt.Fprintf(a.stderr, "herald: lane %s: table %s → broker %s, destination %s\n", l.Name, l.Table, l.Broker, l.Destination)
+		a.say("lane %s: table %s → broker %s, destination %s", l.Name, l.Table, l.Broker, l.Destination)
 	}
 }

@@ -36,7 +36,7 @@ func (a *app) statusCommand() *cobra.Command {
 
 func (a *app) status(cmd *cobra.Command, tenant string) ([]admin.LaneStatus, error) {
 	ctx := cmd.Context()
-	rt, err := a.load(ctx, false)
+	rt, err := a.load(ctx, openExisting)
 	if err != nil {
 		return nil, err
 	}

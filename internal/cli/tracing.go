@@ -39,7 +39,7 @@ func (a *app) startTracing(ctx context.Context, t config.Tracing) (trace.TracerP
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))),
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", name))))
-	fmt.Fprintf(a.stderr, "herald: tracing to %s\n", endpoint)
+	a.say("tracing to %s", endpoint)
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -57,7 +57,7 @@ func TestRunExportsPublishSpans(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, "")
 	appendConfig(t, cfg, "tracing: {otlp_endpoint: \""+srv.URL+"\"}\n")
-	if code, out := runChildSync(t, dir, "enqueue", "--config", cfg, "--lane", "main", "--topic", "wallet", "--type", "GiftSent"); code != 0 {
+	if code, out := runChildSync(t, dir, "enqueue", "--create", "--config", cfg, "--lane", "main", "--topic", "wallet", "--type", "GiftSent"); code != 0 {
 		t.Fatalf("enqueue: exit %d: %s", code, out)
 	}
 	run := startChild(t, dir, "run", "--config", cfg)

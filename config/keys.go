@@ -1,0 +1,182 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// keyError is one unknown key, named by its path in the file.
+type keyError struct {
+	line    int
+	path    string
+	suggest string
+}
+
+func (e keyError) Error() string {
+	msg := fmt.Sprintf("line %d: %s: unknown key", e.line, e.path)
+	if e.suggest != "" {
+		msg += ", did you mean " + e.suggest + "?"
+	}
+	return msg
+}
+
+// checkKeys walks a YAML node against the Go type it will be decoded into
+// and returns one error per key the type does not have, each with its path
+// (lanes[0].batchsize) and the closest known key. Decoding with yaml's
+// KnownFields names only the Go type and the first bad key; this names
+// them all in the file's own terms.
+func checkKeys(n *yaml.Node, t reflect.Type, path string) []error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	switch {
+	case t == reflect.TypeOf(Broker{}):
+		return checkBrokerKeys(n, path)
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode && !isScalarType(t):
+		return checkStructKeys(n, t, path)
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+		var errs []error
+		for i, item := range n.Content {
+			errs = append(errs, checkKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return errs
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		var errs []error
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			errs = append(errs, checkKeys(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value))...)
+		}
+		return errs
+	}
+	return nil // scalars, and shapes yaml's decoder will refuse with its own error
+}
+
+// isScalarType reports struct types written as one YAML scalar.
+func isScalarType(t reflect.Type) bool {
+	_, custom := reflect.New(t).Interface().(yaml.Unmarshaler)
+	return custom && t != reflect.TypeOf(Broker{})
+}
+
+func checkStructKeys(n *yaml.Node, t reflect.Type, path string) []error {
+	fields := yamlFields(t)
+	var errs []error
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		ft, ok := fields[k.Value]
+		if !ok {
+			errs = append(errs, keyError{line: k.Line, path: join(path, k.Value), suggest: closest(k.Value, fields)})
+			continue
+		}
+		errs = append(errs, checkKeys(n.Content[i+1], ft, join(path, k.Value))...)
+	}
+	return errs
+}
+
+// checkBrokerKeys checks a broker entry against the struct of its type; an
+// unknown type is left to the decoder, which lists the known ones.
+func checkBrokerKeys(n *yaml.Node, path string) []error {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	typ := mappingValue(n, "type")
+	newConfig, ok := brokerTypes[typ]
+	if !ok {
+		return nil
+	}
+	return checkStructKeys(n, reflect.TypeOf(newConfig(&Broker{})).Elem(), path)
+}
+
+// yamlFields maps each YAML key of struct t (inline structs flattened) to
+// its field's type.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if strings.Contains(opts, "inline") {
+			for k, v := range yamlFields(f.Type) {
+				fields[k] = v
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		fields[name] = f.Type
+	}
+	return fields
+}
+
+// closest returns the known key nearest to k (same letters without
+// underscores, or at most two edits away), or "".
+func closest(k string, known map[string]reflect.Type) string {
+	names := make([]string, 0, len(known))
+	for name := range known {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	flat := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "") }
+	best, bestDist := "", 3
+	for _, name := range names {
+		if flat(name) == flat(k) {
+			return name
+		}
+		if d := editDistance(strings.ToLower(k), name); d < bestDist {
+			best, bestDist = name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// mappingValue returns the scalar value of key in mapping n, or "".
+func mappingValue(n *yaml.Node, key string) string {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1].Value
+		}
+	}
+	return ""
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
