@@ -65,6 +65,10 @@ func (o enqueueOptions) event() (herald.Event, error) {
 		if !ok || k == "" {
 			return herald.Event{}, usagef("--header %q is not k=v", h)
 		}
+		if why := herald.ReservedHeader(k); why != "" {
+			return herald.Event{}, usagef("--header %q: %q is %s; use another name (e.g. %s%s)",
+				h, k, why, herald.RenamedHeaderPrefix, strings.ToLower(k))
+		}
 		headers[k] = v
 	}
 	ev := herald.Event{ID: o.id, Tenant: o.tenant, Topic: o.topic, Type: o.eventType,
