@@ -38,15 +38,17 @@ type Publisher struct {
 
 // Line is one message as written.
 type Line struct {
-	SpecVersion   string            `json:"specversion"`
-	ID            string            `json:"id"`
-	Type          string            `json:"type"`
-	Source        string            `json:"source"`
-	Subject       string            `json:"subject,omitempty"`
-	Tenant        string            `json:"tenant,omitempty"`
-	Topic         string            `json:"topic"`
-	Destination   string            `json:"destination"`
-	Time          time.Time         `json:"time,omitzero"`
+	SpecVersion string    `json:"specversion"`
+	ID          string    `json:"id"`
+	Type        string    `json:"type"`
+	Source      string    `json:"source"`
+	Subject     string    `json:"subject,omitempty"`
+	Tenant      string    `json:"tenant,omitempty"`
+	Topic       string    `json:"topic"`
+	Destination string    `json:"destination"`
+	Time        time.Time `json:"time,omitzero"`
+	// Headers are the user headers, reserved names renamed
+	// (broker.UserHeaders).
 	Headers       map[string]string `json:"headers,omitempty"`
 	Payload       json.RawMessage   `json:"payload,omitempty"`
 	PayloadBase64 []byte            `json:"payload_base64,omitempty"`
@@ -97,7 +99,10 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 func (p *Publisher) line(m broker.Message) Line {
 	ev := m.Event
 	l := Line{SpecVersion: broker.SpecVersion, ID: ev.ID, Type: ev.Type, Source: p.cfg.Source, Subject: ev.PartitionKey, Tenant: ev.Tenant,
-		Topic: ev.Topic, Destination: m.Destination, Time: ev.CreatedAt.UTC(), Headers: ev.Headers}
+		Topic: ev.Topic, Destination: m.Destination, Time: ev.CreatedAt.UTC()}
+	if len(ev.Headers) > 0 {
+		l.Headers = broker.UserHeaders(m)
+	}
 	if json.Valid(ev.Payload) {
 		l.Payload = ev.Payload
 	} else {
