@@ -54,3 +54,32 @@ func TestSubscriberProjects10k(t *testing.T) {
 		},
 	})
 }
+
+// TestSubscriberForwardedEventsOnce: 20 rows that copied an incoming
+// CloudEvent's ce_id and ce_type (varied case), enqueued by plain SQL and
+// relayed, are each projected once under their own id.
+func TestSubscriberForwardedEventsOnce(t *testing.T) {
+	const topic = "fwd"
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addrs := c.ListenAddrs()
+	pub, err := kafka.New(context.Background(), kafka.Config{Brokers: addrs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pub.Close() })
+	group := projectortest.Name("g")
+	projectortest.RunForwarded(t, projectortest.ForwardedConfig{
+		Subscribe: func(tb testing.TB) broker.Subscriber {
+			s, err := kafka.NewSubscriber(context.Background(), kafka.SubscriberConfig{Brokers: addrs, Group: group, Topics: []string{topic}})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		},
+		Publisher: pub, Destination: topic, HeaderPrefix: kafka.HeaderPrefix,
+	})
+}

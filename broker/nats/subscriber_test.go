@@ -86,3 +86,26 @@ func TestSubscriberOneFilterSubject(t *testing.T) {
 		t.Fatalf("received %v, want the two .take messages in order", got)
 	}
 }
+
+// TestSubscriberForwardedEventsOnce: 20 rows that copied an incoming
+// CloudEvent's Ce-Id and Ce-Type (varied case), enqueued by plain SQL and
+// relayed, are each projected once under their own id.
+func TestSubscriberForwardedEventsOnce(t *testing.T) {
+	url := requireMachineNATS(t)
+	sfx := suffix()
+	stream, prefix := "HERALD_FWD_"+sfx, "hfwd"+sfx
+	pub := newPublisher(t, url, stream, prefix)
+	deleteStream(t, url, stream)
+	projectortest.RunForwarded(t, projectortest.ForwardedConfig{
+		Subscribe: func(tb testing.TB) broker.Subscriber {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			s, err := heraldnats.NewSubscriber(ctx, heraldnats.SubscriberConfig{URL: url, Stream: stream, Durable: "fwd"})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		},
+		Publisher: pub, Destination: prefix + ".fwd", HeaderPrefix: "ce-",
+	})
+}

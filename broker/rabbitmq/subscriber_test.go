@@ -71,3 +71,25 @@ func TestSubscriberProjects10k(t *testing.T) {
 		},
 	})
 }
+
+// TestSubscriberForwardedEventsOnce: 20 rows that copied an incoming
+// CloudEvent's cloudEvents_id and cloudEvents_type (varied case), enqueued
+// by plain SQL and relayed, are each projected once under their own id.
+func TestSubscriberForwardedEventsOnce(t *testing.T) {
+	queue := subQueue(t)
+	pub, err := rabbitmq.New(context.Background(), rabbitmq.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pub.Close() })
+	projectortest.RunForwarded(t, projectortest.ForwardedConfig{
+		Subscribe: func(tb testing.TB) broker.Subscriber {
+			s, err := rabbitmq.NewSubscriber(context.Background(), rabbitmq.SubscriberConfig{Queue: queue})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		},
+		Publisher: pub, Destination: queue, HeaderPrefix: rabbitmq.HeaderPrefix,
+	})
+}

@@ -105,3 +105,19 @@ func TestSubscriberReclaims(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscriberForwardedEventsOnce: 20 rows that copied an incoming
+// CloudEvent's ce-id and ce-type (varied case), enqueued by plain SQL and
+// relayed, are each projected once under their own id.
+func TestSubscriberForwardedEventsOnce(t *testing.T) {
+	stream := subRedis(t)
+	pub, err := heraldredis.New(context.Background(), heraldredis.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pub.Close() })
+	projectortest.RunForwarded(t, projectortest.ForwardedConfig{
+		Subscribe: func(tb testing.TB) broker.Subscriber { return newSub(tb, stream, 0) },
+		Publisher: pub, Destination: stream, HeaderPrefix: "ce-",
+	})
+}
