@@ -18,8 +18,10 @@ const RenamedHeaderPrefix = "x-herald-original-"
 // row may be relayed by any lane, so all of them are reserved on every lane.
 var cloudEventsPrefixes = []string{"ce-", "ce_", "cloudevents_", "cloudevents:"}
 
-// cloudEventsAttributes are the attributes broker.Headers sets (lower-case).
-var cloudEventsAttributes = []string{"specversion", "id", "type", "source", "time", "subject", "tenant", "topic"}
+// cloudEventsAttributes are the attributes broker.Headers sets (lower-case),
+// and "contenttype", which the RocketMQ publisher sets as CE_contenttype
+// from the content-type header.
+var cloudEventsAttributes = []string{"specversion", "id", "type", "source", "time", "subject", "tenant", "topic", "contenttype"}
 
 // webhookHeaders are the Standard Webhooks headers the webhook publisher sets.
 var webhookHeaders = []string{"webhook-id", "webhook-timestamp", "webhook-signature"}

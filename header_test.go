@@ -19,7 +19,7 @@ func TestEnqueueRefusesReservedHeaders(t *testing.T) {
 	s := openSQLite(t)
 	ob, _ := herald.NewOutbox(herald.OutboxConfig{Dialect: herald.SQLite})
 	for _, name := range []string{"Ce-Id", "ce-id", "CE-TYPE", "ce_id", "CE_Type", "cloudEvents_id", "cloudEvents:type",
-		"ce-source", "Ce-Specversion", "ce-time", "ce-subject", "ce-tenant", "ce-topic",
+		"ce-source", "Ce-Specversion", "ce-time", "ce-subject", "ce-tenant", "ce-topic", "CE_contenttype",
 		"Nats-Msg-Id", "nats-msg-id", "Nats-Expected-Stream", "webhook-id", "Webhook-Signature", "Traceparent", "TRACESTATE"} {
 		bad := herald.Event{ID: "bad", Topic: "t", Type: "T", Headers: map[string]string{name: "forwarded-1", "x-app": "a"}}
 		for api, enqueue := range map[string]func(tx *sql.Tx) error{

@@ -276,3 +276,22 @@ func TestMapOwnedHeadersWin(t *testing.T) {
 		}
 	}
 }
+
+// TestMapContentTypeOwned: a copied CE_contenttype never stands in for the
+// one the publisher sets from the content-type header.
+func TestMapContentTypeOwned(t *testing.T) {
+	for range 20 {
+		m := testMessage()
+		m.Event.Headers["ce_ContentType"] = "text/forwarded"
+		m.Event.Headers[contentTypeProperty] = "text/forwarded"
+		got, err := Map(baseConfig(), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range got.Properties {
+			if strings.EqualFold(k, contentTypeProperty) && (k != contentTypeProperty || v != "application/json") {
+				t.Fatalf("property %s = %q, want only %s = application/json (properties %v)", k, v, contentTypeProperty, got.Properties)
+			}
+		}
+	}
+}
