@@ -121,3 +121,27 @@ func TestSubscriberForwardedEventsOnce(t *testing.T) {
 		Publisher: pub, Destination: stream, HeaderPrefix: "ce-",
 	})
 }
+
+// TestSubscriberReadsExactSpelling: entries from another producer that
+// carry ce-id and ce-type twice, exactly and in another case, are read by
+// the exact spelling, each projected once.
+func TestSubscriberReadsExactSpelling(t *testing.T) {
+	stream := subRedis(t)
+	cl := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379"})
+	t.Cleanup(func() { _ = cl.Close() })
+	projectortest.RunRawColliding(t, projectortest.RawConfig{
+		Subscribe: func(tb testing.TB) broker.Subscriber { return newSub(tb, stream, 0) },
+		Publish: func(tb testing.TB, msgs []projectortest.RawMessage) {
+			for _, m := range msgs {
+				values := []any{heraldredis.DefaultBodyField, m.Body}
+				for k, v := range m.Headers {
+					values = append(values, k, v)
+				}
+				if err := cl.XAdd(context.Background(), &goredis.XAddArgs{Stream: stream, Values: values}).Err(); err != nil {
+					tb.Fatalf("XADD: %v", err)
+				}
+			}
+		},
+		HeaderPrefix: "ce-",
+	})
+}

@@ -3,7 +3,9 @@
 // broker.Subscriber passes: RunSource (a projection of many events whose
 // totals must equal the events sent) and RunForwarded (rows that copied an
 // incoming CloudEvent's id and type, written by plain SQL and relayed, are
-// each applied once under their own id).
+// each applied once under their own id) and RunRawColliding (messages from
+// another producer that name the id twice, in two cases, are read by the
+// exact spelling).
 package projectortest
 
 import (
