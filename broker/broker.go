@@ -102,9 +102,9 @@ const DefaultSource = "herald"
 // written by plain SQL — is sent as herald.RenamedHeaderPrefix plus its
 // name lower-cased (when two would get one name, the one that sorts first
 // keeps it, and a user header of that name beats both; the others are
-// dropped); a warning is logged on the message's first attempt. So a copied "Ce-Id" travels as
-// "x-herald-original-ce-id" and the message carries one id and one type,
-// the event's.
+// dropped). A warning goes to slog.Default() on the message's first
+// attempt only. So a copied "Ce-Id" travels as "x-herald-original-ce-id"
+// and the message carries one id and one type, the event's.
 func Headers(m Message, prefix, source string) map[string]string {
 	ev := m.Event
 	h := userHeaders(m, 8)
