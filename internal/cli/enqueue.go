@@ -42,7 +42,7 @@ func (a *app) enqueueCommand() *cobra.Command {
 	fl.StringVar(&o.tenant, "tenant", "", "tenant (app_code)")
 	fl.StringVar(&o.payload, "payload", "{}", "payload: JSON text, or @FILE to read a file (@- for standard input)")
 	fl.StringVar(&o.id, "id", "", "event id (default: a new UUIDv7)")
-	fl.StringArrayVar(&o.headers, "header", nil, "header k=v (repeatable)")
+	fl.StringArrayVar(&o.headers, "header", nil, "header k=v (repeatable; names Herald sets itself, such as ce-id, are refused)")
 	fl.DurationVar(&o.delay, "delay", 0, "deliver no earlier than this from now")
 	return cmd
 }
