@@ -38,18 +38,16 @@ type Publisher struct {
 
 // Line is one message as written.
 type Line struct {
-	SpecVersion string    `json:"specversion"`
-	ID          string    `json:"id"`
-	Type        string    `json:"type"`
-	Source      string    `json:"source"`
-	Subject     string    `json:"subject,omitempty"`
-	Tenant      string    `json:"tenant,omitempty"`
-	Topic       string    `json:"topic"`
-	Destination string    `json:"destination"`
-	Time        time.Time `json:"time,omitzero"`
-	// Headers are the user headers, reserved names renamed
-	// (broker.UserHeaders).
-	Headers       map[string]string `json:"headers,omitempty"`
+	SpecVersion   string            `json:"specversion"`
+	ID            string            `json:"id"`
+	Type          string            `json:"type"`
+	Source        string            `json:"source"`
+	Subject       string            `json:"subject,omitempty"`
+	Tenant        string            `json:"tenant,omitempty"`
+	Topic         string            `json:"topic"`
+	Destination   string            `json:"destination"`
+	Time          time.Time         `json:"time,omitzero"`
+	Headers       map[string]string `json:"headers,omitempty"` // user headers, reserved names renamed (broker.UserHeaders)
 	Payload       json.RawMessage   `json:"payload,omitempty"`
 	PayloadBase64 []byte            `json:"payload_base64,omitempty"`
 }
