@@ -5,6 +5,11 @@ import "errors"
 // ErrInvalidEvent is returned by Enqueue for an event missing a required field.
 var ErrInvalidEvent = errors.New("herald: invalid event")
 
+// ErrReservedHeader is returned by Enqueue, wrapped with ErrInvalidEvent,
+// for a user header named like one Herald sets itself (ReservedHeader): a
+// copied "Ce-Id" would otherwise travel next to the event's own ce-id.
+var ErrReservedHeader = errors.New("reserved header")
+
 // ErrPayloadTooLarge is returned by Enqueue, and by publishers, for a payload
 // over the configured limit. It is permanent: retrying cannot help.
 var ErrPayloadTooLarge = errors.New("herald: payload too large")

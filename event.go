@@ -26,6 +26,9 @@ type Event struct {
 	// key reach the broker in commit order. Empty means unordered.
 	PartitionKey string
 	// Headers are user headers (string to string), trace context included.
+	// Names Herald sets itself on published messages (CloudEvents
+	// attributes under any binding's prefix, Nats-*, ...; see
+	// ReservedHeader) are refused with ErrReservedHeader.
 	Headers map[string]string
 	// Payload is the body, published as is.
 	Payload []byte
@@ -59,10 +62,5 @@ func (e *Event) validate(maxPayload int) error {
 		return fmt.Errorf("%w: event %q: payload is %d bytes, the limit is %d",
 			ErrPayloadTooLarge, e.ID, len(e.Payload), maxPayload)
 	}
-	for k := range e.Headers {
-		if k == "" {
-			return fmt.Errorf("%w: event %q: a header has an empty name", ErrInvalidEvent, e.ID)
-		}
-	}
-	return nil
+	return checkHeaders(e.ID, e.Headers)
 }

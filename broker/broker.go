@@ -11,10 +11,21 @@
 // ce-source, ce-time, ce-subject (partition key), ce-tenant (extension),
 // plus the user headers (trace context included). Brokers with a dedupe or
 // idempotence feature get the event id there too.
+//
+// The headers Herald sets always win. A user header named like one of them
+// (herald.ReservedHeader, compared case-insensitively, under every binding's
+// prefix) is refused by Enqueue; one that reaches a publisher anyway, from a
+// row written by plain SQL, is sent renamed under herald.RenamedHeaderPrefix
+// (Headers), so a message carries exactly one id and one type, the event's.
+// Subscribers read each attribute deterministically (EventFromHeaders): the
+// exact spelling prefix+name wins over other spellings.
 package broker
 
 import (
 	"context"
+	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald"
@@ -78,17 +89,25 @@ const SpecVersion = "1.0"
 const DefaultSource = "herald"
 
 // Headers returns the message's headers: the user headers, then the
-// CloudEvents attributes (which win over a user header of the same name).
-// Prefix is the protocol binding's attribute prefix: "ce-" for HTTP, NATS
-// and Redis, "ce_" for Kafka, "CE_" for RocketMQ properties, and the AMQP
-// binding's "cloudEvents:" (amqp091 adapters pass the JMS-safe
-// "cloudEvents_"); each adapter's HeaderPrefix says which it uses.
+// CloudEvents attributes. Prefix is the protocol binding's attribute prefix:
+// "ce-" for HTTP, NATS and Redis, "ce_" for Kafka, "CE_" for RocketMQ
+// properties, and the AMQP binding's "cloudEvents:" (amqp091 adapters pass
+// the JMS-safe "cloudEvents_"); each adapter's HeaderPrefix says which it
+// uses.
+//
+// The headers Herald owns always win: a user header that is reserved
+// (herald.ReservedHeader: a CloudEvents attribute under any binding's
+// prefix in any case, Nats-*, the webhook signature headers, trace context
+// not in lower case) — which Enqueue refuses, so it comes from a row
+// written by plain SQL — is sent as herald.RenamedHeaderPrefix plus its
+// name lower-cased (when two would get one name, the one that sorts first
+// keeps it, and a user header of that name beats both; the others are
+// dropped). A warning goes to slog.Default() on the message's first
+// attempt only. So a copied "Ce-Id" travels as "x-herald-original-ce-id"
+// and the message carries one id and one type, the event's.
 func Headers(m Message, prefix, source string) map[string]string {
 	ev := m.Event
-	h := make(map[string]string, len(ev.Headers)+8)
-	for k, v := range ev.Headers {
-		h[k] = v
-	}
+	h := userHeaders(m, 8)
 	if source == "" {
 		source = DefaultSource
 	}
@@ -107,4 +126,51 @@ func Headers(m Message, prefix, source string) map[string]string {
 	}
 	h[prefix+"topic"] = ev.Topic
 	return h
+}
+
+// UserHeaders returns a new map of the message's user headers as Headers
+// sends them: reserved names renamed under herald.RenamedHeaderPrefix. It
+// is for publishers that carry the CloudEvents attributes elsewhere than in
+// headers (stdout writes them as JSON fields).
+func UserHeaders(m Message) map[string]string { return userHeaders(m, 0) }
+
+// userHeaders is UserHeaders with room for extra more headers.
+func userHeaders(m Message, extra int) map[string]string {
+	h := make(map[string]string, len(m.Event.Headers)+extra)
+	var reserved []string
+	for k, v := range m.Event.Headers {
+		if herald.ReservedHeader(k) != "" {
+			reserved = append(reserved, k)
+			continue
+		}
+		h[k] = v
+	}
+	if len(reserved) > 0 {
+		renameReserved(h, m, reserved)
+	}
+	return h
+}
+
+// renameReserved adds the reserved user headers to h under their renamed
+// names. They go in sorted order and the first one to a name keeps it
+// (Ce-Id and CE-ID both become x-herald-original-ce-id), so the outcome
+// never depends on map order.
+func renameReserved(h map[string]string, m Message, reserved []string) {
+	slices.Sort(reserved)
+	var renamed, dropped []string
+	for _, k := range reserved {
+		to := herald.RenamedHeaderPrefix + strings.ToLower(k)
+		if _, taken := h[to]; taken {
+			dropped = append(dropped, k)
+			continue
+		}
+		h[to] = m.Event.Headers[k]
+		renamed = append(renamed, k+" -> "+to)
+	}
+	// Once per event, not per retry: the row and so the warning is the
+	// same on every attempt.
+	if m.Attempt <= 1 {
+		slog.Default().Warn("herald: event has headers named like ones Herald sets; sent renamed (Enqueue refuses them: fix the plain-SQL writer)",
+			"event_id", m.Event.ID, "renamed", strings.Join(renamed, ", "), "dropped", strings.Join(dropped, ", "))
+	}
 }

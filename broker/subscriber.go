@@ -48,33 +48,61 @@ type Rewinder interface {
 // type, subject (partition key), tenant, time and topic, and every other
 // header is a user header. A missing id is left empty for the caller to
 // fill from the broker's own position.
+//
+// Names compare case-insensitively, and when several headers name one
+// attribute the choice never depends on map order: the exact spelling
+// prefix+name ("ce-id") wins, else the spelling that sorts first (byte
+// order). Herald's publishers never send two (see Headers); other
+// producers might.
 func EventFromHeaders(headers map[string]string, prefix string, body []byte) herald.Event {
 	ev := herald.Event{Payload: body}
-	for k, v := range headers {
-		name, ok := strings.CutPrefix(strings.ToLower(k), strings.ToLower(prefix))
+	lowerPrefix := strings.ToLower(prefix)
+	chosen := map[string]string{} // attribute -> header name read
+	for k := range headers {
+		name, ok := strings.CutPrefix(strings.ToLower(k), lowerPrefix)
 		if !ok {
 			if ev.Headers == nil {
 				ev.Headers = make(map[string]string, len(headers))
 			}
-			ev.Headers[k] = v
+			ev.Headers[k] = headers[k]
 			continue
 		}
-		switch name {
-		case "id":
-			ev.ID = v
-		case "type":
-			ev.Type = v
-		case "subject":
-			ev.PartitionKey = v
-		case "tenant":
-			ev.Tenant = v
-		case "topic":
-			ev.Topic = v
-		case "time":
-			if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-				ev.CreatedAt = t
-			}
+		if prev, seen := chosen[name]; !seen || preferred(k, prev, prefix+name) {
+			chosen[name] = k
 		}
 	}
+	for name, k := range chosen {
+		setAttribute(&ev, name, headers[k])
+	}
 	return ev
+}
+
+// preferred reports whether header name k beats prev for the attribute
+// whose exact spelling is exact.
+func preferred(k, prev, exact string) bool {
+	if prev == exact {
+		return false
+	}
+	return k == exact || k < prev
+}
+
+// setAttribute sets the event field of one CloudEvents attribute; unknown
+// attributes are ignored.
+func setAttribute(ev *herald.Event, name, v string) {
+	switch name {
+	case "id":
+		ev.ID = v
+	case "type":
+		ev.Type = v
+	case "subject":
+		ev.PartitionKey = v
+	case "tenant":
+		ev.Tenant = v
+	case "topic":
+		ev.Topic = v
+	case "time":
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			ev.CreatedAt = t
+		}
+	}
 }

@@ -11,7 +11,9 @@
 //     ce-type, ce-source, ce-time, ce-subject, ce-tenant), user headers and
 //     traceparent round-trip; the event id is in the broker's message-id or
 //     dedupe field; with Dedupe, a republished event id is stored once
-//     (contract.go).
+//     (contract.go); user headers copied from an incoming CloudEvent
+//     (Ce-Id, CE-TYPE … under the adapter's prefix) neither duplicate nor
+//     replace the event's id and type, and travel renamed (collide.go).
 //   - order: per-key order within and across batches; a message that fails
 //     unsent holds back the later messages of its key in the batch (order.go).
 //   - limits: a payload of MaxPayload bytes is accepted, one byte more is a

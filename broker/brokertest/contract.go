@@ -14,6 +14,7 @@ const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 func testContract(t *testing.T, tg Target) {
 	t.Run("body and headers", func(t *testing.T) { testHeaders(t, tg) })
 	t.Run("dedupe", func(t *testing.T) { testDedupe(t, tg) })
+	t.Run("owned headers win", func(t *testing.T) { testColliding(t, tg) })
 }
 
 // testHeaders checks the message contract for one message carrying every

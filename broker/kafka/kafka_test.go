@@ -110,7 +110,7 @@ func TestConformance(t *testing.T) {
 		Key:          true,
 		HeaderPrefix: HeaderPrefix,
 		New: func(t *testing.T) *brokertest.Setup {
-			topics := []string{"batch", "concurrent", "contract", "dedupe", "order", "holdback", "limits", "outage", "close"}
+			topics := []string{"batch", "concurrent", "contract", "dedupe", "order", "holdback", "limits", "outage", "close", "collide"}
 			cl := startCluster(t, 3, topics)
 			p := newPublisher(t, Config{Brokers: []string{cl.addr()}, MaxPayload: 64 << 10})
 			return &brokertest.Setup{

@@ -162,7 +162,8 @@ func (s *Subscriber) Receive(ctx context.Context, most int) ([]broker.Received, 
 func (s *Subscriber) received(m jetstream.Msg) broker.Received {
 	h := make(map[string]string, len(m.Headers()))
 	for k, vs := range m.Headers() {
-		if len(vs) > 0 && !strings.HasPrefix(k, "Nats-") {
+		// Nats-* headers are the server's (Nats-Msg-Id, ...), in any case.
+		if len(vs) > 0 && !strings.HasPrefix(strings.ToLower(k), "nats-") {
 			h[k] = vs[0]
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	natsgo "github.com/nats-io/nats.go"
+
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	heraldnats "github.com/heraldhq/herald/broker/nats"
@@ -85,4 +87,66 @@ func TestSubscriberOneFilterSubject(t *testing.T) {
 	if len(got) != 2 || got[0] != prefix+".b.take" || got[1] != prefix+".a.take" {
 		t.Fatalf("received %v, want the two .take messages in order", got)
 	}
+}
+
+// TestSubscriberForwardedEventsOnce: 20 rows that copied an incoming
+// CloudEvent's Ce-Id and Ce-Type (varied case), enqueued by plain SQL and
+// relayed, are each projected once under their own id.
+func TestSubscriberForwardedEventsOnce(t *testing.T) {
+	url := requireMachineNATS(t)
+	sfx := suffix()
+	stream, prefix := "HERALD_FWD_"+sfx, "hfwd"+sfx
+	pub := newPublisher(t, url, stream, prefix)
+	deleteStream(t, url, stream)
+	projectortest.RunForwarded(t, projectortest.ForwardedConfig{
+		Subscribe: func(tb testing.TB) broker.Subscriber {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			s, err := heraldnats.NewSubscriber(ctx, heraldnats.SubscriberConfig{URL: url, Stream: stream, Durable: "fwd"})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		},
+		Publisher: pub, Destination: prefix + ".fwd", HeaderPrefix: "ce-",
+	})
+}
+
+// TestSubscriberReadsExactSpelling: messages from another producer that
+// carry ce-id and ce-type twice, exactly and in another case, are read by
+// the exact spelling, each projected once.
+func TestSubscriberReadsExactSpelling(t *testing.T) {
+	url := requireMachineNATS(t)
+	sfx := suffix()
+	stream, prefix := "HERALD_RAW_"+sfx, "hraw"+sfx
+	newPublisher(t, url, stream, prefix) // creates the stream
+	deleteStream(t, url, stream)
+	nc, err := natsgo.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	projectortest.RunRawColliding(t, projectortest.RawConfig{
+		Subscribe: func(tb testing.TB) broker.Subscriber {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			s, err := heraldnats.NewSubscriber(ctx, heraldnats.SubscriberConfig{URL: url, Stream: stream, Durable: "raw"})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		},
+		Publish: func(tb testing.TB, msgs []projectortest.RawMessage) {
+			for _, m := range msgs {
+				nm := &natsgo.Msg{Subject: prefix + ".raw", Data: m.Body, Header: natsgo.Header{}}
+				for k, v := range m.Headers {
+					nm.Header.Set(k, v)
+				}
+				if _, err := nc.RequestMsg(nm, 5*time.Second); err != nil {
+					tb.Fatalf("publish: %v", err)
+				}
+			}
+		},
+		HeaderPrefix: "ce-",
+	})
 }

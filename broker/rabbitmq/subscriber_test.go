@@ -71,3 +71,64 @@ func TestSubscriberProjects10k(t *testing.T) {
 		},
 	})
 }
+
+// TestSubscriberForwardedEventsOnce: 20 rows that copied an incoming
+// CloudEvent's cloudEvents_id and cloudEvents_type (varied case), enqueued
+// by plain SQL and relayed, are each projected once under their own id.
+func TestSubscriberForwardedEventsOnce(t *testing.T) {
+	queue := subQueue(t)
+	pub, err := rabbitmq.New(context.Background(), rabbitmq.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pub.Close() })
+	projectortest.RunForwarded(t, projectortest.ForwardedConfig{
+		Subscribe: func(tb testing.TB) broker.Subscriber {
+			s, err := rabbitmq.NewSubscriber(context.Background(), rabbitmq.SubscriberConfig{Queue: queue})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		},
+		Publisher: pub, Destination: queue, HeaderPrefix: rabbitmq.HeaderPrefix,
+	})
+}
+
+// TestSubscriberReadsExactSpelling: messages from another producer that
+// carry cloudEvents_id and cloudEvents_type twice, exactly and in another
+// case, are read by the exact spelling, each projected once.
+func TestSubscriberReadsExactSpelling(t *testing.T) {
+	queue := subQueue(t)
+	conn, err := amqp.Dial(rabbitmq.DefaultURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	projectortest.RunRawColliding(t, projectortest.RawConfig{
+		Subscribe: func(tb testing.TB) broker.Subscriber {
+			s, err := rabbitmq.NewSubscriber(context.Background(), rabbitmq.SubscriberConfig{Queue: queue})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		},
+		Publish: func(tb testing.TB, msgs []projectortest.RawMessage) {
+			for _, m := range msgs {
+				h := amqp.Table{}
+				for k, v := range m.Headers {
+					h[k] = v
+				}
+				// No message-id: the subscriber must take the id from the headers.
+				err := ch.PublishWithContext(context.Background(), "", queue, false, false, amqp.Publishing{Headers: h, Body: m.Body})
+				if err != nil {
+					tb.Fatalf("publish: %v", err)
+				}
+			}
+		},
+		HeaderPrefix: rabbitmq.HeaderPrefix,
+	})
+}

@@ -105,3 +105,43 @@ func TestSubscriberReclaims(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscriberForwardedEventsOnce: 20 rows that copied an incoming
+// CloudEvent's ce-id and ce-type (varied case), enqueued by plain SQL and
+// relayed, are each projected once under their own id.
+func TestSubscriberForwardedEventsOnce(t *testing.T) {
+	stream := subRedis(t)
+	pub, err := heraldredis.New(context.Background(), heraldredis.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pub.Close() })
+	projectortest.RunForwarded(t, projectortest.ForwardedConfig{
+		Subscribe: func(tb testing.TB) broker.Subscriber { return newSub(tb, stream, 0) },
+		Publisher: pub, Destination: stream, HeaderPrefix: "ce-",
+	})
+}
+
+// TestSubscriberReadsExactSpelling: entries from another producer that
+// carry ce-id and ce-type twice, exactly and in another case, are read by
+// the exact spelling, each projected once.
+func TestSubscriberReadsExactSpelling(t *testing.T) {
+	stream := subRedis(t)
+	cl := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379"})
+	t.Cleanup(func() { _ = cl.Close() })
+	projectortest.RunRawColliding(t, projectortest.RawConfig{
+		Subscribe: func(tb testing.TB) broker.Subscriber { return newSub(tb, stream, 0) },
+		Publish: func(tb testing.TB, msgs []projectortest.RawMessage) {
+			for _, m := range msgs {
+				values := []any{heraldredis.DefaultBodyField, m.Body}
+				for k, v := range m.Headers {
+					values = append(values, k, v)
+				}
+				if err := cl.XAdd(context.Background(), &goredis.XAddArgs{Stream: stream, Values: values}).Err(); err != nil {
+					tb.Fatalf("XADD: %v", err)
+				}
+			}
+		},
+		HeaderPrefix: "ce-",
+	})
+}

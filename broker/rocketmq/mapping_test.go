@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/broker/brokertest"
 )
 
 // TestMain checks for leaks, minus two the RocketMQ client causes by its
@@ -242,6 +243,55 @@ func TestConfigValidation(t *testing.T) {
 		err := cfg.WithDefaults().Validate()
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v", want, err)
+		}
+	}
+}
+
+// TestMapOwnedHeadersWin: a row that copied an incoming CloudEvent's CE_id
+// and CE_type (in any case) maps to properties with exactly one id and one
+// type, the event's; the copied id is kept renamed.
+func TestMapOwnedHeadersWin(t *testing.T) {
+	for i := range 8 {
+		m := testMessage()
+		m.Event.Headers = brokertest.CollidingHeaders(HeaderPrefix, i)
+		got, err := Map(baseConfig(), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]string{"id": m.Event.ID, "type": m.Event.Type} {
+			var vals []string
+			for k, v := range got.Properties {
+				if strings.EqualFold(k, HeaderPrefix+name) {
+					vals = append(vals, v)
+				}
+			}
+			if len(vals) != 1 || vals[0] != want {
+				t.Fatalf("headers %v: %s%s properties %q, want exactly [%s] (properties %v)",
+					m.Event.Headers, HeaderPrefix, name, vals, want, got.Properties)
+			}
+		}
+		if v := got.Properties[herald.RenamedHeaderPrefix+"ce_id"]; v != "forwarded-1" {
+			t.Fatalf("headers %v: the copied id is %q under %sce_id, want forwarded-1 (properties %v)",
+				m.Event.Headers, v, herald.RenamedHeaderPrefix, got.Properties)
+		}
+	}
+}
+
+// TestMapContentTypeOwned: a copied CE_contenttype never stands in for the
+// one the publisher sets from the content-type header.
+func TestMapContentTypeOwned(t *testing.T) {
+	for range 20 {
+		m := testMessage()
+		m.Event.Headers["ce_ContentType"] = "text/forwarded"
+		m.Event.Headers[contentTypeProperty] = "text/forwarded"
+		got, err := Map(baseConfig(), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range got.Properties {
+			if strings.EqualFold(k, contentTypeProperty) && (k != contentTypeProperty || v != "application/json") {
+				t.Fatalf("property %s = %q, want only %s = application/json (properties %v)", k, v, contentTypeProperty, got.Properties)
+			}
 		}
 	}
 }

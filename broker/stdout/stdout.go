@@ -47,7 +47,7 @@ type Line struct {
 	Topic         string            `json:"topic"`
 	Destination   string            `json:"destination"`
 	Time          time.Time         `json:"time,omitzero"`
-	Headers       map[string]string `json:"headers,omitempty"`
+	Headers       map[string]string `json:"headers,omitempty"` // user headers, reserved names renamed (broker.UserHeaders)
 	Payload       json.RawMessage   `json:"payload,omitempty"`
 	PayloadBase64 []byte            `json:"payload_base64,omitempty"`
 }
@@ -97,7 +97,10 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 func (p *Publisher) line(m broker.Message) Line {
 	ev := m.Event
 	l := Line{SpecVersion: broker.SpecVersion, ID: ev.ID, Type: ev.Type, Source: p.cfg.Source, Subject: ev.PartitionKey, Tenant: ev.Tenant,
-		Topic: ev.Topic, Destination: m.Destination, Time: ev.CreatedAt.UTC(), Headers: ev.Headers}
+		Topic: ev.Topic, Destination: m.Destination, Time: ev.CreatedAt.UTC()}
+	if len(ev.Headers) > 0 {
+		l.Headers = broker.UserHeaders(m)
+	}
 	if json.Valid(ev.Payload) {
 		l.Payload = ev.Payload
 	} else {

@@ -33,9 +33,11 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -179,7 +181,11 @@ func (p *Publisher) request(m broker.Message) (*http.Request, error) {
 		return nil, fmt.Errorf("webhook: event %s: %w", ev.ID, err)
 	}
 	contentType := "application/json"
-	for k, v := range broker.Headers(m, "ce-", p.cfg.Source) {
+	headers := broker.Headers(m, "ce-", p.cfg.Source)
+	// HTTP folds header case: in sorted order, which of two user headers
+	// differing only in case is sent does not depend on map order.
+	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		v := headers[k]
 		if strings.EqualFold(k, "content-type") {
 			contentType = v
 			continue

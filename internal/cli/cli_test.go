@@ -79,6 +79,8 @@ func TestExitCodes(t *testing.T) {
 		{"enqueue without type", []string{"enqueue", "--config", good}, ExitUsage, "--type is required"},
 		{"enqueue bad payload", []string{"enqueue", "--config", good, "--type", "T", "--payload", "{oops"}, ExitUsage, "not valid JSON"},
 		{"enqueue bad header", []string{"enqueue", "--config", good, "--type", "T", "--header", "novalue"}, ExitUsage, "not k=v"},
+		{"enqueue reserved header", []string{"enqueue", "--config", good, "--type", "T", "--header", "Ce-Id=forwarded-1"}, ExitUsage,
+			`"Ce-Id" is the CloudEvents id attribute`},
 		{"enqueue unknown lane", []string{"enqueue", "--config", good, "--type", "T", "--lane", "nope"}, ExitUsage, `no lane "nope"`},
 		{"replay needs ids or --all", []string{"dead", "replay", "--config", good}, ExitUsage, "--all"},
 		{"ok", []string{"version"}, ExitOK, ""},

@@ -45,7 +45,7 @@ func (a *app) enqueueCommand() *cobra.Command {
 	fl.StringVar(&o.tenant, "tenant", "", "tenant (app_code)")
 	fl.StringVar(&o.payload, "payload", "{}", "payload: JSON text, or @FILE to read a file (@- for standard input)")
 	fl.StringVar(&o.id, "id", "", "event id (default: a new UUIDv7)")
-	fl.StringArrayVar(&o.headers, "header", nil, "header k=v (repeatable)")
+	fl.StringArrayVar(&o.headers, "header", nil, "header k=v (repeatable; names Herald sets itself, such as ce-id, are refused)")
 	fl.DurationVar(&o.delay, "delay", 0, "deliver no earlier than this from now")
 	fl.BoolVar(&o.create, "create", false, "create (migrate) the database and the lane's table if needed")
 	return cmd
@@ -68,6 +68,10 @@ func (o enqueueOptions) event() (herald.Event, error) {
 		k, v, ok := strings.Cut(h, "=")
 		if !ok || k == "" {
 			return herald.Event{}, usagef("--header %q is not k=v", h)
+		}
+		if why := herald.ReservedHeader(k); why != "" {
+			return herald.Event{}, usagef("--header %q: %q is %s; use another name (e.g. %s%s)",
+				h, k, why, herald.RenamedHeaderPrefix, strings.ToLower(k))
 		}
 		headers[k] = v
 	}

@@ -1,7 +1,11 @@
 // Package projectortest helps test projections and their sources: stores on
-// the test databases, a counting read model, and RunSource, the suite every
-// broker.Subscriber passes (a projection of many events whose totals must
-// equal the events sent).
+// the test databases, a counting read model, and the suites every
+// broker.Subscriber passes: RunSource (a projection of many events whose
+// totals must equal the events sent) and RunForwarded (rows that copied an
+// incoming CloudEvent's id and type, written by plain SQL and relayed, are
+// each applied once under their own id) and RunRawColliding (messages from
+// another producer that name the id twice, in two cases, are read by the
+// exact spelling).
 package projectortest
 
 import (

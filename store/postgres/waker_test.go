@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,6 +172,11 @@ func TestEnqueuePgxTx(t *testing.T) {
 	r, err := s.Get(ctx, table, kept.ID)
 	if err != nil || r.Event.Headers["h"] != "v" || r.Event.PartitionKey != "k" || string(r.Event.Payload) != "p" {
 		t.Fatalf("Get(kept) = %+v, %v", r, err)
+	}
+	forwarded := herald.Event{ID: herald.NewID(), Topic: "t", Type: "T", Headers: map[string]string{"ce-type": "Forwarded"}}
+	if err := postgres.Enqueue(ctx, nil, table, forwarded); !errors.Is(err, herald.ErrReservedHeader) ||
+		!strings.Contains(err.Error(), `"ce-type"`) {
+		t.Errorf("Enqueue of a reserved header = %v, want herald.ErrReservedHeader naming it", err)
 	}
 	if err := postgres.Enqueue(ctx, nil, "bad name;", kept); err == nil {
 		t.Error("Enqueue accepted an invalid table name")

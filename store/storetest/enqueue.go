@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +32,7 @@ var enqueueTests = []test{
 	{"Delayed", testDelayed},
 	{"TenantIsolation", testTenant},
 	{"TypeFilters", testTypeFilters},
+	{"ReservedHeaderRefused", testReservedHeaderRefused},
 }
 
 func testCommitVisible(t *testing.T, h *harness) {
@@ -94,6 +97,22 @@ func testPlainInsert(t *testing.T, h *harness) {
 	if len(recs) != 1 || recs[0].Event.ID != id || string(recs[0].Event.Payload) != "{}" {
 		errorf(t, "a plainly inserted row is claimable at once", "claimed %+v", recs)
 	}
+}
+
+// testReservedHeaderRefused: a header copied from an incoming CloudEvent
+// (Ce-Id, Ce-Type) would travel beside the event's own ce-id and ce-type;
+// Enqueue refuses it, naming it, and writes nothing of the batch.
+func testReservedHeaderRefused(t *testing.T, h *harness) {
+	const rule = "a header Herald sets itself is refused at enqueue"
+	good := event("Kept")
+	forwarded := event("Forwarded")
+	forwarded.Headers = map[string]string{"Ce-Id": "forwarded-1", "x-app": "a"}
+	err := h.tryEnqueue(h.ob, good, forwarded)
+	if !errors.Is(err, herald.ErrReservedHeader) || !strings.Contains(err.Error(), `"Ce-Id"`) {
+		errorf(t, rule, "Enqueue = %v, want herald.ErrReservedHeader naming \"Ce-Id\"", err)
+	}
+	h.notFound(rule, good.ID)
+	h.notFound(rule, forwarded.ID)
 }
 
 func testGeneratedEventID(t *testing.T, h *harness) {
