@@ -36,6 +36,9 @@ type Options struct {
 type Store struct {
 	db    *sql.DB
 	owned bool
+	// bound is what claim and mark transactions may sit idle or wait for a
+	// lock (boundSettings), from the shortest lease claimed with.
+	bound sqlcommon.SmallestBound
 }
 
 var (
@@ -107,11 +110,12 @@ func CheckVersion(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// retryable reports a serialization failure (40001) or a deadlock (40P01):
-// the transaction was rolled back and running it again is safe.
+// retryable reports a serialization failure (40001), a deadlock (40P01) or
+// a lock wait cut by lock_timeout (55P03, see boundSettings): the
+// transaction was rolled back and running it again is safe.
 func retryable(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "55P03")
 }
 
 func retryLoop(ctx context.Context, f func() error) error { return sqlcommon.Retry(ctx, retryable, f) }
