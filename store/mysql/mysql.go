@@ -5,7 +5,9 @@
 // (UTC_TIMESTAMP(6)) in the statement that uses it. Claims run in short
 // READ COMMITTED transactions (REPEATABLE READ would take gap locks that
 // block producers' inserts; see docs/isolation.md) and never stay open across
-// a publish. Deadlocks and lock wait timeouts are retried.
+// a publish; the server ends one whose client goes silent in the middle of
+// it (boundSQL), so a frozen relay's locks last less than its lease.
+// Deadlocks and lock wait timeouts are retried.
 package mysql
 
 import (

@@ -3,8 +3,10 @@
 //
 // Every time is a timestamptz from the database clock (now()) in the
 // statement that uses it. Claims run in short READ COMMITTED transactions
-// with FOR UPDATE SKIP LOCKED and never stay open across a publish;
-// serialization failures (40001) and deadlocks (40P01) are retried. The
+// with FOR UPDATE SKIP LOCKED and never stay open across a publish; the
+// server ends a claim or mark transaction whose client goes silent in the
+// middle of it (boundSettings). Serialization failures (40001), deadlocks
+// (40P01) and lock timeouts (55P03) are retried. The
 // store implements store.Waker: relays LISTEN on herald.NotifyChannel(table),
 // which herald.Outbox.Enqueue (and Enqueue here, for pgx transactions)
 // notifies inside the enqueuing transaction.
