@@ -138,3 +138,42 @@ func TestClaimAfterWaitTimeout(t *testing.T) {
 		t.Fatalf("a claim on a pool whose connection the server closed: %v", err)
 	}
 }
+
+// TestBoundEndsBlockedWrite: a claim whose result a frozen relay stops
+// reading (the rows fill the socket buffers, the server waits to write) is
+// ended within about the bound too, by net_write_timeout. The client here
+// reads a large result's first packet on a claims' pool connection and then
+// nothing more, which is what the server sees of a SIGSTOPped relay.
+func TestBoundEndsBlockedWrite(t *testing.T) {
+	s := openOneConn(t)
+	other, table := open(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := s.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: table}, Owner: "w", Token: 1,
+		Lease: 2 * time.Second, Limit: 10}); err != nil { // gives the connection its bound
+		t.Fatal(err)
+	}
+	conn, err := s.MultiPool().Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var id int64
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	// About 10 MB, far more than loopback socket buffers hold; not read.
+	rows, err := conn.QueryContext(ctx, `WITH RECURSIVE d AS (SELECT 0 AS i UNION ALL SELECT i + 1 FROM d WHERE i < 9)
+SELECT REPEAT('x', 1000) FROM d a, d b, d c, d e`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	start := time.Now()
+	testenv.WaitFor(t, 6*time.Second, 50*time.Millisecond, "the server ending the stuck session", func() bool {
+		var n int
+		err := other.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&n)
+		return err == nil && n == 0
+	})
+	t.Logf("session ended %v after the client stopped reading", time.Since(start).Round(10*time.Millisecond))
+}

@@ -38,7 +38,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	var recs []store.Record
 	bound := boundArg(s.bound.Note(p.Lease))
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, planSettings, bound); err != nil {
+		if _, err := tx.ExecContext(ctx, s.claimSettings(), bound); err != nil {
 			return err
 		}
 		if p.Ordered {
@@ -81,6 +81,30 @@ const planSettings = `SELECT set_config('enable_sort', 'off', true), set_config(
 // value is sqlcommon.TxBound of the shortest lease claimed with, under the
 // lease: see docs/isolation.md, "A relay frozen inside a transaction".
 const boundSettings = `set_config('idle_in_transaction_session_timeout', $1, true), set_config('lock_timeout', $1, true)`
+
+// tcpBound also ends the session when the client has not taken the
+// transaction's results for $1 ms: a claim's rows filled the socket buffers
+// of a frozen relay, and the backend waits in ClientWrite, which no
+// statement or idle timeout covers. tcp_user_timeout does, on servers whose
+// OS has TCP_USER_TIMEOUT (Linux, where it also covers a zero window); the
+// others log a line each time it is set, so Open adds it on Linux only.
+const tcpBound = `, set_config('tcp_user_timeout', $1, true)`
+
+// claimSettings and markSettings are the first statement of a claim and of
+// a mark on this store's server.
+func (s *Store) claimSettings() string {
+	if s.tcpBound {
+		return planSettings + tcpBound
+	}
+	return planSettings
+}
+
+func (s *Store) markSettings() string {
+	if s.tcpBound {
+		return asyncCommit + tcpBound
+	}
+	return asyncCommit
+}
 
 // boundArg is the settings' value for a bound: milliseconds, as text.
 func boundArg(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

@@ -67,7 +67,7 @@ func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int6
 	var done []int64
 	bound := boundArg(s.bound.Get())
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, asyncCommit, bound); err != nil {
+		if _, err := tx.ExecContext(ctx, s.markSettings(), bound); err != nil {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, q, args...)

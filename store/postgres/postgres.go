@@ -17,6 +17,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -41,6 +42,9 @@ type Store struct {
 	// bound is what claim and mark transactions may sit idle or wait for a
 	// lock (boundSettings), from the shortest lease claimed with.
 	bound sqlcommon.SmallestBound
+	// tcpBound says the server runs on Linux, where the bound also covers
+	// results the client stopped reading (see tcpBound); Open finds out.
+	tcpBound bool
 }
 
 var (
@@ -61,7 +65,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, CheckVersion); err != nil {
 		return nil, err
 	}
-	return &Store{db: db, owned: true}, nil
+	var version string
+	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&version); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("postgres store: reading the server version: %w", err)
+	}
+	return &Store{db: db, owned: true, tcpBound: strings.Contains(strings.ToLower(version), "linux")}, nil
 }
 
 // dsnError keeps the reason of a DSN parse error but not the DSN itself,
