@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"time"
+
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
 // txRunner is what a claim needs of a transaction: a *sql.Tx or a batchTx.
@@ -24,6 +27,8 @@ const beginRC = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTI
 // time and most of the relay's CPU (syscalls and wakeups per round trip).
 type batchTx struct {
 	conn     *sql.Conn
+	setup    string // statements to send before BEGIN (boundSetup)
+	setupRan func()
 	begun    bool
 	held     string // an Exec waiting for the next statement or COMMIT
 	heldArgs []any
@@ -31,8 +36,13 @@ type batchTx struct {
 
 // QueryContext sends query, after BEGIN or a held Exec if due.
 func (t *batchTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	setup := t.setup != ""
 	query, args = t.prefix(query, args)
-	return t.conn.QueryContext(ctx, query, args...)
+	rows, err := t.conn.QueryContext(ctx, query, args...)
+	if err == nil && setup && t.setupRan != nil {
+		t.setupRan()
+	}
+	return rows, err
 }
 
 // ExecContext holds the statement to send with the next one. Its result is
@@ -63,8 +73,8 @@ func (t *batchTx) prefix(query string, args []any) (string, []any) {
 		t.held, t.heldArgs = "", nil
 	}
 	if !t.begun {
-		query = beginRC + query
-		t.begun = true
+		query = t.setup + beginRC + query
+		t.begun, t.setup = true, ""
 	}
 	return query, args
 }
@@ -75,13 +85,20 @@ func (t *batchTx) prefix(query string, args []any) (string, []any) {
 // When async, asked once f has succeeded, says so, the commit (with the
 // held Exec) is sent in the background and inBatchTx returns at once; Close
 // waits for it.
-func (s *Store) inBatchTx(ctx context.Context, async func() bool, f func(tx txRunner) error) error {
-	return retryLoop(ctx, func() error {
+//
+// The session gets bound (boundSQL) with the transaction's first packet if
+// it does not have it yet. A statement the driver could not send at all
+// (driver.ErrBadConn: the server closed the connection, say after ending
+// this transaction for its silence, which rolled it back) runs the whole
+// transaction again on another connection.
+func (s *Store) inBatchTx(ctx context.Context, bound time.Duration, async func() bool, f func(tx txRunner) error) error {
+	return sqlcommon.Retry(ctx, retryableOrBadConn, func() error {
 		conn, err := s.multi.Conn(ctx)
 		if err != nil {
 			return err
 		}
 		tx := &batchTx{conn: conn}
+		tx.setup, tx.setupRan = s.boundSetup(conn, bound)
 		if err = f(tx); err != nil {
 			tx.end(ctx, err)
 			return err
@@ -114,9 +131,16 @@ func (t *batchTx) end(ctx context.Context, err error) {
 // inClaimTx runs a claim's f in a batchTx when the store has a
 // multi-statement pool (Open makes one), else in an ordinary transaction
 // (New, on the caller's pool).
-func (s *Store) inClaimTx(ctx context.Context, async func() bool, f func(tx txRunner) error) error {
+//
+// On a caller's pool the transaction is not bounded (see boundSQL): setting
+// session variables there would change the caller's own transactions too.
+func (s *Store) inClaimTx(ctx context.Context, bound time.Duration, async func() bool, f func(tx txRunner) error) error {
 	if s.multi == nil {
 		return s.inTx(ctx, func(tx *sql.Tx) error { return f(tx) })
 	}
-	return s.inBatchTx(ctx, async, f)
+	return s.inBatchTx(ctx, bound, async, f)
 }
+
+// retryableOrBadConn is retryable, or a connection the driver found dead
+// before sending anything.
+func retryableOrBadConn(err error) bool { return retryable(err) || errors.Is(err, driver.ErrBadConn) }

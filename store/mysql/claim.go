@@ -41,8 +41,11 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	// until the commit: with three relays of two workers at batch 500 that
 	// cost a quarter of the throughput. So full batches commit first.
 	async := func() bool { return p.AsyncCommit && len(recs) < p.Limit }
-	err = s.inClaimTx(ctx, async, func(tx txRunner) error {
+	err = s.inClaimTx(ctx, s.bound.Note(p.Lease), async, func(tx txRunner) error {
 		recs, err = claimTx(ctx, tx, table, p, expired)
+		if err == nil && len(recs) > 0 {
+			sqlcommon.PauseInClaim(ctx)
+		}
 		return err
 	})
 	if err != nil {

@@ -1,6 +1,36 @@
 package mysql
 
-import "database/sql"
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
 
 // MultiPool returns the claims' multi-statement pool, for tests.
 func (s *Store) MultiPool() *sql.DB { return s.multi }
+
+// ActAsMySQL8 makes the store bound its claims as it does on MySQL 8
+// (wait_timeout), for tests on a MariaDB server.
+func (s *Store) ActAsMySQL8() { s.mariadb = false }
+
+// FreezeInClaim runs a claim transaction as Claim does, bounded for lease,
+// that locks up to limit ready rows of table, reports them on locked and
+// then stays silent until thaw is closed, like a relay SIGSTOPped there.
+// It returns how the transaction ended.
+func (s *Store) FreezeInClaim(ctx context.Context, table string, lease time.Duration, limit int,
+	locked chan<- int, thaw <-chan struct{}) error {
+	first := true
+	return s.inBatchTx(ctx, s.bound.Note(lease), func() bool { return false }, func(tx txRunner) error {
+		p := store.ClaimParams{Scope: store.Scope{Table: table}, Lease: lease, Limit: limit}
+		recs, err := lockCandidates(ctx, tx, "`"+table+"`", store.StatusPending, p, limit)
+		if err != nil || !first {
+			return err
+		}
+		first = false
+		locked <- len(recs)
+		<-thaw
+		return nil
+	})
+}

@@ -5,7 +5,9 @@
 // (UTC_TIMESTAMP(6)) in the statement that uses it. Claims run in short
 // READ COMMITTED transactions (REPEATABLE READ would take gap locks that
 // block producers' inserts; see docs/isolation.md) and never stay open across
-// a publish. Deadlocks and lock wait timeouts are retried.
+// a publish; the server ends one whose client goes silent in the middle of
+// it (boundSQL), so a frozen relay's locks last less than its lease.
+// Deadlocks and lock wait timeouts are retried.
 package mysql
 
 import (
@@ -40,6 +42,13 @@ type Store struct {
 	// nil on a caller's pool (New), where claims use plain transactions.
 	multi *sql.DB
 	owned bool
+	// mariadb says which server Open found, for boundSQL.
+	mariadb bool
+	// bound is how long a claim transaction may sit idle (boundSQL), from
+	// the shortest lease claimed with; sessions tracks the claims' pool
+	// connections that have it.
+	bound    sqlcommon.SmallestBound
+	sessions sessionBounds
 	// commits tracks claims committing in the background (AsyncCommit).
 	commits sync.WaitGroup
 
@@ -73,7 +82,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("mysql store: %w", err)
 	}
 	db := sql.OpenDB(connector)
-	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, CheckVersion); err != nil {
+	var version string
+	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, func(ctx context.Context, db *sql.DB) (err error) {
+		if version, err = serverVersion(ctx, db); err != nil {
+			return err
+		}
+		return checkVersionString(version)
+	}); err != nil {
 		return nil, err
 	}
 	multi, err := openMulti(ctx, cfg, opts)
@@ -81,7 +96,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Store{db: db, multi: multi, owned: true}, nil
+	return &Store{db: db, multi: multi, owned: true, mariadb: isMariaDB(version)}, nil
 }
 
 // openMulti opens the pool claims run on: the same settings with
@@ -135,15 +150,25 @@ var ErrUnsupportedVersion = errors.New("mysql store: unsupported server version"
 // (SKIP LOCKED came in 8.0.1, expression defaults such as DEFAULT
 // (UTC_TIMESTAMP(6)) in 8.0.13) and MariaDB before 10.6 (SKIP LOCKED).
 func CheckVersion(ctx context.Context, db *sql.DB) error {
-	var v string
-	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
-		return fmt.Errorf("mysql store: reading the server version: %w", err)
+	v, err := serverVersion(ctx, db)
+	if err != nil {
+		return err
 	}
 	return checkVersionString(v)
 }
 
+func serverVersion(ctx context.Context, db *sql.DB) (string, error) {
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
+		return "", fmt.Errorf("mysql store: reading the server version: %w", err)
+	}
+	return v, nil
+}
+
+func isMariaDB(version string) bool { return strings.Contains(strings.ToLower(version), "mariadb") }
+
 func checkVersionString(v string) error {
-	mariadb := strings.Contains(strings.ToLower(v), "mariadb")
+	mariadb := isMariaDB(v)
 	// Some MariaDB servers report "5.5.5-10.x.y-MariaDB" for old clients.
 	parts, ok := parseVersion(strings.TrimPrefix(v, "5.5.5-"))
 	switch {

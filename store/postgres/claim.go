@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
@@ -34,14 +36,18 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 		return nil, err
 	}
 	var recs []store.Record
+	bound := boundArg(s.bound.Note(p.Lease))
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, planSettings); err != nil {
+		if _, err := tx.ExecContext(ctx, s.claimSettings(), bound); err != nil {
 			return err
 		}
 		if p.Ordered {
 			recs, err = claimOrdered(ctx, tx, table, p)
 		} else {
 			recs, err = claimUnordered(ctx, tx, table, p)
+		}
+		if err == nil && len(recs) > 0 {
+			sqlcommon.PauseInClaim(ctx)
 		}
 		return err
 	})
@@ -61,9 +67,47 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 // the LIMIT, which is the plan these settings leave it. JIT is off because
 // the ordered claim's cost estimate passes jit_above_cost, and compiling it
 // took longer (30 ms and more) than running it. The claim commits without
-// waiting for its WAL flush (see asyncCommit).
+// waiting for its WAL flush (see asyncCommit), and is bounded like every
+// claim and mark transaction (see boundSettings); $1 is boundArg's value.
 const planSettings = `SELECT set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true),
-  set_config('jit', 'off', true), set_config('synchronous_commit', 'off', true)`
+  set_config('jit', 'off', true), set_config('synchronous_commit', 'off', true), ` + boundSettings
+
+// boundSettings ends the session of a claim or mark transaction that sits
+// idle longer than $1 ms (idle_in_transaction_session_timeout: a relay
+// paused or cut off between its statements), and fails a lock wait that
+// long (lock_timeout). Both are local to the transaction, so they cost no
+// round trip (they ride on the statement that sets the others) and leave
+// the connection as they found it, a caller's pool (New) included. The
+// value is sqlcommon.TxBound of the shortest lease claimed with, under the
+// lease: see docs/isolation.md, "A relay frozen inside a transaction".
+const boundSettings = `set_config('idle_in_transaction_session_timeout', $1, true), set_config('lock_timeout', $1, true)`
+
+// tcpBound also ends the session when the client has not taken the
+// transaction's results for $1 ms: a claim's rows filled the socket buffers
+// of a frozen relay, and the backend waits in ClientWrite, which no
+// statement or idle timeout covers. tcp_user_timeout does, on servers whose
+// OS has TCP_USER_TIMEOUT (Linux, where it also covers a zero window); the
+// others log a line each time it is set, so Open adds it on Linux only.
+const tcpBound = `, set_config('tcp_user_timeout', $1, true)`
+
+// claimSettings and markSettings are the first statement of a claim and of
+// a mark on this store's server.
+func (s *Store) claimSettings() string {
+	if s.tcpBound {
+		return planSettings + tcpBound
+	}
+	return planSettings
+}
+
+func (s *Store) markSettings() string {
+	if s.tcpBound {
+		return asyncCommit + tcpBound
+	}
+	return asyncCommit
+}
+
+// boundArg is the settings' value for a bound: milliseconds, as text.
+func boundArg(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
 // asyncCommit lets the claim and mark transactions commit without waiting
 // for their WAL to reach disk. What a database crash can lose of them is a
@@ -72,7 +116,8 @@ const planSettings = `SELECT set_config('enable_sort', 'off', true), set_config(
 // consumers dedupe by event id, never a lost event. The events themselves
 // are enqueued by the application's own transactions, untouched by this.
 // It saves a WAL flush per statement: latency and throughput both gain.
-const asyncCommit = `SELECT set_config('synchronous_commit', 'off', true)`
+// The mark transaction is bounded like the claim's (boundSettings).
+const asyncCommit = `SELECT set_config('synchronous_commit', 'off', true), ` + boundSettings
 
 // candidates is a CTE "picked" of up to p.Limit locked claimable rows:
 // expired leases first, then due pending rows.

@@ -65,8 +65,9 @@ func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int6
 	q := sqlcommon.Rebind(sqlcommon.ReplaceTable(head, table) + fenceWhere)
 	args = append(args, f.Token)
 	var done []int64
+	bound := boundArg(s.bound.Get())
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, asyncCommit); err != nil {
+		if _, err := tx.ExecContext(ctx, s.markSettings(), bound); err != nil {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, q, args...)

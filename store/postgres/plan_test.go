@@ -93,7 +93,7 @@ func explain(t *testing.T, db *sql.DB, q string, args []any) string {
 		t.Fatal(err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	if _, err := tx.Exec(planSettings); err != nil {
+	if _, err := tx.Exec(planSettings, boundArg(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := tx.Query("EXPLAIN "+q, args...)

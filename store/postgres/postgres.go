@@ -3,8 +3,10 @@
 //
 // Every time is a timestamptz from the database clock (now()) in the
 // statement that uses it. Claims run in short READ COMMITTED transactions
-// with FOR UPDATE SKIP LOCKED and never stay open across a publish;
-// serialization failures (40001) and deadlocks (40P01) are retried. The
+// with FOR UPDATE SKIP LOCKED and never stay open across a publish; the
+// server ends a claim or mark transaction whose client goes silent in the
+// middle of it (boundSettings). Serialization failures (40001), deadlocks
+// (40P01) and lock timeouts (55P03) are retried. The
 // store implements store.Waker: relays LISTEN on herald.NotifyChannel(table),
 // which herald.Outbox.Enqueue (and Enqueue here, for pgx transactions)
 // notifies inside the enqueuing transaction.
@@ -15,6 +17,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -36,6 +39,12 @@ type Options struct {
 type Store struct {
 	db    *sql.DB
 	owned bool
+	// bound is what claim and mark transactions may sit idle or wait for a
+	// lock (boundSettings), from the shortest lease claimed with.
+	bound sqlcommon.SmallestBound
+	// tcpBound says the server runs on Linux, where the bound also covers
+	// results the client stopped reading (see tcpBound); Open finds out.
+	tcpBound bool
 }
 
 var (
@@ -56,7 +65,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, CheckVersion); err != nil {
 		return nil, err
 	}
-	return &Store{db: db, owned: true}, nil
+	var version string
+	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&version); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("postgres store: reading the server version: %w", err)
+	}
+	return &Store{db: db, owned: true, tcpBound: strings.Contains(strings.ToLower(version), "linux")}, nil
 }
 
 // dsnError keeps the reason of a DSN parse error but not the DSN itself,
@@ -107,11 +121,12 @@ func CheckVersion(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// retryable reports a serialization failure (40001) or a deadlock (40P01):
-// the transaction was rolled back and running it again is safe.
+// retryable reports a serialization failure (40001), a deadlock (40P01) or
+// a lock wait cut by lock_timeout (55P03, see boundSettings): the
+// transaction was rolled back and running it again is safe.
 func retryable(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "55P03")
 }
 
 func retryLoop(ctx context.Context, f func() error) error { return sqlcommon.Retry(ctx, retryable, f) }
