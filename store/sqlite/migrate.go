@@ -9,7 +9,7 @@ import (
 
 // migration is one schema version. Its statements are templates: {{T}} is
 // the quoted outbox table, {{N}} its bare name (for index names), {{NOW}}
-// the database clock in ms.
+// the database clock in ms (portableNow).
 type migration struct {
 	version int
 	stmts   []string
@@ -21,12 +21,16 @@ const uuidExpr = `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' 
 	substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) ||
 	substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`
 
-// outboxMigrations create and upgrade an outbox table. Append only: a
-// released version never changes.
-var outboxMigrations = []migration{{
-	version: 1,
-	stmts: []string{
-		`CREATE TABLE IF NOT EXISTS {{T}} (
+// portableNow is the database clock in ms for DEFAULT clauses: the
+// columns' defaults are evaluated by whichever SQLite a producer's INSERT
+// runs on, so they must work from SQLite 3.35 on (unixepoch('subsec') needs
+// 3.42). julianday('now') has millisecond precision; ROUND undoes the
+// floating-point error of the conversion.
+const portableNow = `CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER)`
+
+// createOutbox is the outbox table's definition under the name qt.
+func createOutbox(qt string) string {
+	return `CREATE TABLE IF NOT EXISTS ` + qt + ` (
 	id            INTEGER PRIMARY KEY AUTOINCREMENT,
 	event_id      TEXT    NOT NULL UNIQUE DEFAULT (` + uuidExpr + `),
 	tenant        TEXT    NOT NULL DEFAULT '',
@@ -46,17 +50,48 @@ var outboxMigrations = []migration{{
 	delivered_at  INTEGER,
 	updated_at    INTEGER NOT NULL DEFAULT ({{NOW}}),
 	receipt       TEXT    NOT NULL DEFAULT '{}'
-)`,
-		// The claim index: ready rows in claim order; available_at is the
-		// lease end while in flight, so expired leases are found the same way.
-		`CREATE INDEX IF NOT EXISTS "{{N}}_claim" ON {{T}} (available_at, id)
+)`
+}
+
+// outboxIndexes are the outbox table's indexes.
+var outboxIndexes = []string{
+	// The claim index: ready rows in claim order; available_at is the
+	// lease end while in flight, so expired leases are found the same way.
+	`CREATE INDEX IF NOT EXISTS "{{N}}_claim" ON {{T}} (available_at, id)
 	WHERE status IN ('pending', 'in_flight')`,
-		// Ordered lanes: the earlier rows of a key that may block it.
-		`CREATE INDEX IF NOT EXISTS "{{N}}_key" ON {{T}} (partition_key, tenant, id)
+	// Ordered lanes: the earlier rows of a key that may block it.
+	`CREATE INDEX IF NOT EXISTS "{{N}}_key" ON {{T}} (partition_key, tenant, id)
 	WHERE status IN ('pending', 'in_flight', 'dead')`,
-		// Cleanup and dead-letter tooling: finished rows by age.
-		`CREATE INDEX IF NOT EXISTS "{{N}}_done" ON {{T}} (status, updated_at)
+	// Cleanup and dead-letter tooling: finished rows by age.
+	`CREATE INDEX IF NOT EXISTS "{{N}}_done" ON {{T}} (status, updated_at)
 	WHERE status IN ('delivered', 'dead')`,
+}
+
+// outboxMigrations create and upgrade an outbox table. Append only: a
+// released version never changes.
+var outboxMigrations = []migration{{
+	version: 1,
+	stmts: []string{
+		createOutbox("{{T}}"),
+		outboxIndexes[0], outboxIndexes[1], outboxIndexes[2],
+	},
+}, {
+	// Version 2 rebuilds tables made by version 1 before its DEFAULTs
+	// became portable: they used unixepoch('subsec') (SQLite 3.42), so a
+	// plain INSERT from an older SQLite (Debian 12's 3.40, many Pythons)
+	// failed on created_at. SQLite cannot change a column's DEFAULT, hence
+	// the copy; it keeps ids and the AUTOINCREMENT high-water mark (ids are
+	// never reused) and runs under the migration's write lock.
+	version: 2,
+	stmts: []string{
+		`DROP TABLE IF EXISTS "{{N}}_v2"`,
+		createOutbox(`"{{N}}_v2"`),
+		`INSERT INTO "{{N}}_v2" SELECT * FROM {{T}}`,
+		`DELETE FROM sqlite_sequence WHERE name = '{{N}}_v2'`,
+		`INSERT INTO sqlite_sequence (name, seq) SELECT '{{N}}_v2', seq FROM sqlite_sequence WHERE name = '{{N}}'`,
+		`DROP TABLE {{T}}`,
+		`ALTER TABLE "{{N}}_v2" RENAME TO {{T}}`,
+		outboxIndexes[0], outboxIndexes[1], outboxIndexes[2],
 	},
 }}
 
@@ -107,7 +142,7 @@ func migrateLocked(ctx context.Context, conn *sql.Conn, table, qt string) error 
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS herald_migrations (
 	table_name TEXT    NOT NULL,
 	version    INTEGER NOT NULL,
-	applied_at INTEGER NOT NULL DEFAULT (`+now+`),
+	applied_at INTEGER NOT NULL DEFAULT (`+portableNow+`),
 	PRIMARY KEY (table_name, version)
 )`); err != nil {
 		return err
@@ -126,7 +161,7 @@ func apply(ctx context.Context, conn *sql.Conn, table, qt string, ms []migration
 	if err != nil {
 		return err
 	}
-	r := strings.NewReplacer("{{T}}", qt, "{{N}}", table, "{{NOW}}", now)
+	r := strings.NewReplacer("{{T}}", qt, "{{N}}", table, "{{NOW}}", portableNow)
 	for _, m := range ms {
 		if m.version <= current {
 			continue
