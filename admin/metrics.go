@@ -77,7 +77,7 @@ func newLaneRows(st store.Store, lanes []relay.Lane) *laneRows {
 			"Events in a lane's scope of its outbox table, by state (pending, retrying, in_flight, delivered, dead).",
 			[]string{"lane", "table", "state"}, nil),
 		oldest: prometheus.NewDesc("herald_outbox_oldest_pending_age_seconds",
-			"Age of the oldest pending event of a lane, on the database clock (0 when none).",
+			"Lag of a lane: how long its pending event due the longest has waited since it became due (available_at), on the database clock (0 when none is due).",
 			[]string{"lane", "table"}, nil),
 		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_outbox_stats_errors_total",

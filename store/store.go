@@ -150,7 +150,10 @@ type LaneStats struct {
 	InFlight  int64
 	Delivered int64
 	Dead      int64
-	// OldestPendingAge is the age of the oldest pending row (0 if none).
+	// OldestPendingAge is the lag: how long the pending row that has been
+	// due the longest has waited since it became due (its available_at: a
+	// delayed event is not late before its time, a retried one from the end
+	// of its backoff); 0 if no pending row is due.
 	OldestPendingAge time.Duration
 }
 

@@ -96,7 +96,7 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 	}
 	scope, args := sqlcommon.ScopeWhere(sc, "")
 	rows, err := s.db.QueryContext(ctx, `SELECT status, attempts > 0, COUNT(*),
-  MAX(TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6))) FROM `+table+` WHERE 1 = 1`+scope+
+  MAX(TIMESTAMPDIFF(MICROSECOND, available_at, UTC_TIMESTAMP(6))) FROM `+table+` WHERE 1 = 1`+scope+
 		" GROUP BY status, attempts > 0", args...)
 	if err == nil {
 		st, err = sqlcommon.ScanStats(rows)

@@ -87,7 +87,7 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 	}
 	scope, args := sqlcommon.ScopeWhere(sc, "")
 	rows, err := s.db.QueryContext(ctx, sqlcommon.Rebind(`SELECT status, attempts > 0, COUNT(*),
-  COALESCE((EXTRACT(EPOCH FROM now() - MIN(created_at)) * 1000000)::bigint, 0) FROM `+table+` WHERE true`+scope+
+  COALESCE((EXTRACT(EPOCH FROM now() - MIN(available_at)) * 1000000)::bigint, 0) FROM `+table+` WHERE true`+scope+
 		" GROUP BY 1, 2"), args...)
 	if err == nil {
 		st, err = sqlcommon.ScanStats(rows)

@@ -106,7 +106,7 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 	}
 	filter, args := scopeFilter("o", sc)
 	rows, err := s.db.QueryContext(ctx, `SELECT o.status, o.attempts > 0, count(*),
-	`+now+` - min(o.created_at) FROM `+qt+` o WHERE 1 = 1`+filter+` GROUP BY 1, 2`, args...)
+	`+now+` - min(o.available_at) FROM `+qt+` o WHERE 1 = 1`+filter+` GROUP BY 1, 2`, args...)
 	if err != nil {
 		return st, wrap("stats", sc.Table, err)
 	}

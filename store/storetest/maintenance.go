@@ -14,6 +14,7 @@ var maintenanceTests = []test{
 	{"TryLockOncePerInterval", testTryLock},
 	{"TryLockConcurrent", testTryLockConcurrent},
 	{"Stats", testStats},
+	{"LagCountsFromDue", testLagFromDue},
 	{"DropThenMigrateAgain", testDrop},
 }
 
@@ -186,5 +187,23 @@ func testStats(t *testing.T, h *harness) {
 	if empty, err := h.s.Stats(h.ctx, store.Scope{Table: h.table, Tenant: "nobody"}); err != nil ||
 		empty != (store.LaneStats{}) {
 		errorf(t, "Stats of an empty scope are zero", "got %+v err %v", empty, err)
+	}
+}
+
+// testLagFromDue: OldestPendingAge is measured from when a row became due,
+// so an event delayed by ten minutes is no lag, and one due 30 s ago is
+// 30 s of lag whatever its creation time.
+func testLagFromDue(t *testing.T, h *harness) {
+	delayed := event("Delayed")
+	delayed.AvailableAt = time.Now().Add(10 * time.Minute)
+	h.enqueue(delayed)
+	if st := h.stats(); st.Pending != 1 || st.OldestPendingAge != 0 {
+		errorf(t, "a delayed event is not lag before its time", "got %+v", st)
+	}
+	overdue := event("Overdue")
+	overdue.AvailableAt = time.Now().Add(-30 * time.Second)
+	h.enqueue(overdue)
+	if st := h.stats(); st.OldestPendingAge < 25*time.Second || st.OldestPendingAge > 5*time.Minute {
+		errorf(t, "lag counts from available_at", "got %v, want about 30s", st.OldestPendingAge)
 	}
 }
