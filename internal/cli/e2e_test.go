@@ -124,7 +124,8 @@ func checkAdmin(t *testing.T, stderr string) {
 		code, body := get("/metrics")
 		return code == http.StatusOK && strings.Contains(body, `herald_relay_events_total{lane="default",outcome="delivered"} 3`)
 	})
-	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ok", "/api/lanes": `"delivered":3`} {
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ok", "/api/lanes": `"delivered":3`,
+		"/metrics": `herald_build_info{goversion="go`} {
 		if code, body := get(path); code != http.StatusOK || !strings.Contains(body, want) {
 			t.Errorf("GET %s = %d %q, want 200 with %s", path, code, body, want)
 		}

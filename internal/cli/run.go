@@ -79,7 +79,7 @@ func (a *app) startAdmin(f *config.File, rt *config.Runtime) (relay.Observer, fu
 		return nil, func() {}, nil
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfoGauge())
 	m, err := admin.NewMetrics(reg, rt.Store, rt.Lanes)
 	if err != nil {
 		return nil, nil, err
