@@ -83,6 +83,11 @@ type Record struct {
 	Receipt Receipt
 	// LeaseOwner is the worker that holds or last held the row.
 	LeaseOwner string
+	// HeadersErr says why the headers column is not a JSON object of
+	// strings (a row written by plain SQL); Event.Headers is then nil. A
+	// store reports it here instead of failing the read, so one careless
+	// row cannot stall a lane; the relay kills such a row unpublished.
+	HeadersErr error
 }
 
 // Receipt is the broker's answer for a delivered event, kept on its row.
