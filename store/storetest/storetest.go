@@ -46,6 +46,7 @@ func Run(t *testing.T, open Opener) {
 		{"Ordered", orderedTests},
 		{"Payload", payloadTests},
 		{"Headers", headersTests},
+		{"Unselected", unselectedTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

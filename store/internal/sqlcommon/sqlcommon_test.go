@@ -147,3 +147,15 @@ func TestCheckClaim(t *testing.T) {
 		t.Errorf("CheckClaim of good parameters: %v", err)
 	}
 }
+
+func TestUnselectedWhere(t *testing.T) {
+	within := store.Scope{Table: "t", Tenant: "a"}
+	lanes := []store.Scope{{Table: "t", IncludeTypes: []string{"X"}}, {Table: "t"}}
+	q, args, err := UnselectedWhere(within, lanes, "o")
+	if err != nil || q != " AND o.tenant = ? AND NOT (1 = 1 AND o.event_type IN (?)) AND NOT (1 = 1)" || len(args) != 2 {
+		t.Errorf("UnselectedWhere = %q %v %v", q, args, err)
+	}
+	if _, _, err := UnselectedWhere(within, []store.Scope{{Table: "u"}}, ""); err == nil || !strings.Contains(err.Error(), `"u"`) {
+		t.Errorf("a lane on another table: err %v, want one naming it", err)
+	}
+}
