@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -8,7 +9,10 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/memory"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/mysql"
+	"github.com/heraldhq/herald/store/postgres"
 )
 
 // plainRow is an outbox row as a program in another language might INSERT
@@ -20,6 +24,12 @@ type plainRow struct {
 
 func (e *env) insertPlain(rows ...plainRow) {
 	e.t.Helper()
+	q := "INSERT INTO " + e.table + " (event_id, tenant, topic, event_type, partition_key, headers, payload)" +
+		" VALUES (?, ?, ?, ?, ?, ?, ?)"
+	if e.store.Dialect() == herald.Postgres {
+		q = "INSERT INTO " + e.table + " (event_id, tenant, topic, event_type, partition_key, headers, payload)" +
+			" VALUES ($1, $2, $3, $4, $5, $6, $7)"
+	}
 	for _, r := range rows {
 		if r.headers == "" {
 			r.headers = "{}"
@@ -27,13 +37,43 @@ func (e *env) insertPlain(rows ...plainRow) {
 		if r.payload == nil {
 			r.payload = []byte{}
 		}
-		_, err := e.store.DB().Exec("INSERT INTO "+e.table+
-			" (event_id, tenant, topic, event_type, partition_key, headers, payload) VALUES (?, ?, ?, ?, ?, ?, ?)",
-			r.id, r.tenant, r.topic, r.typ, r.key, r.headers, r.payload)
+		_, err := e.store.DB().Exec(q, r.id, r.tenant, r.topic, r.typ, r.key, r.headers, r.payload)
 		if err != nil {
 			e.t.Fatalf("insert %s: %v", r.id, err)
 		}
 	}
+}
+
+// newServerEnv is newEnv on a fresh table of the PostgreSQL or MariaDB
+// test server (skipped when it is unreachable, failing under CI=true).
+func newServerEnv(t *testing.T, d herald.Dialect) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var s interface {
+		store.Store
+		store.Dropper
+	}
+	var err error
+	switch d {
+	case herald.Postgres:
+		s, err = postgres.Open(ctx, testenv.PostgresDSN(), postgres.Options{})
+	default:
+		s, err = mysql.Open(ctx, testenv.MySQLDSN(), mysql.Options{})
+	}
+	if err != nil {
+		testenv.Unreachable(t, d.String(), err)
+	}
+	table := testenv.Name("checks")
+	if err := s.Migrate(ctx, table); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = s.Drop(context.Background(), table)
+		_ = s.Close()
+	})
+	return &env{t: t, store: s, table: table, pub: memory.New(memory.Config{})}
 }
 
 // Rule: a row that no retry can fix (a field Enqueue requires is empty, a
@@ -41,8 +81,20 @@ func (e *env) insertPlain(rows ...plainRow) {
 // of strings, a payload over the lane's max_payload) goes dead on its first
 // claim, never reaching the broker, with a reason naming what is wrong;
 // the good rows around it are delivered.
+// It runs on every store: each reads the headers column its own way.
 func TestCarelessRowsDieUnpublished(t *testing.T) {
-	e := newEnv(t)
+	for _, d := range []herald.Dialect{herald.SQLite, herald.Postgres, herald.MySQL} {
+		t.Run(d.String(), func(t *testing.T) {
+			e := newEnv(t)
+			if d != herald.SQLite {
+				e = newServerEnv(t, d)
+			}
+			testCarelessRows(t, e)
+		})
+	}
+}
+
+func testCarelessRows(t *testing.T, e *env) {
 	e.insertPlain(
 		plainRow{id: "good", topic: "o", typ: "Good", key: "k"},
 		plainRow{id: "no-type", topic: "o", typ: "", key: "k"},
