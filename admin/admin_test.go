@@ -201,6 +201,38 @@ func TestAPILanesAndDeadLetters(t *testing.T) {
 	}
 }
 
+// Rule: /api/lanes reports, per table, the pending rows that no lane
+// selects (considering every lane's tenant and type filters), within the
+// ?tenant asked for, next to the lanes' unchanged counts.
+func TestAPIUnselected(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	enqueue(t, st, herald.Event{Topic: "t", Type: "A"},
+		herald.Event{Topic: "t", Type: "B", Tenant: "t1"}, // no lane takes it
+		herald.Event{Topic: "t", Type: "B", Tenant: "t2"})
+	lanes := []relay.Lane{{Name: "main", Table: herald.DefaultTable, IncludeTypes: []string{"A"}},
+		{Name: "t2", Table: herald.DefaultTable, Tenant: "t2"}}
+	srv, err := Listen("127.0.0.1:0", prometheus.NewRegistry(), st, lanes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(ctx)
+	base := "http://" + srv.Addr()
+	for query, want := range map[string]int64{"": 1, "?tenant=t1": 1, "?tenant=t2": 0} {
+		var status struct {
+			Lanes      []map[string]any
+			Unselected []TableUnselected
+		}
+		body := getJSON(t, base+"/api/lanes"+query, http.StatusOK, &status)
+		if len(status.Unselected) != 1 || status.Unselected[0] != (TableUnselected{Table: herald.DefaultTable, Rows: want}) {
+			t.Errorf("/api/lanes%s = %s; want %d unselected rows in %s", query, body, want, herald.DefaultTable)
+		}
+		if len(status.Lanes) != 2 || len(status.Lanes[0]) != 8 {
+			t.Errorf("/api/lanes%s lanes = %v; want 2 lanes of the 8 fields", query, status.Lanes)
+		}
+	}
+}
+
 // getJSON fetches url, checks the status code, decodes the body into v and
 // returns the body.
 func getJSON(t *testing.T, url string, wantCode int, v any) string {

@@ -62,15 +62,19 @@ type api struct {
 	lanes []relay.Lane
 }
 
-// lanesStatus answers GET /api/lanes[?tenant=T].
+// lanesStatus answers GET /api/lanes[?tenant=T]: each lane's rows by state,
+// and each table's rows that no lane selects.
 func (a api) lanesStatus(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), statsTimeout)
 	defer cancel()
+	tenant := r.URL.Query().Get("tenant")
 	out := make([]LaneStatus, 0, len(a.lanes))
+	scopes := make([]store.Scope, 0, len(a.lanes))
 	for _, l := range a.lanes {
 		sc := l.Scope()
-		if t := r.URL.Query().Get("tenant"); t != "" {
-			sc.Tenant = t
+		scopes = append(scopes, sc)
+		if tenant != "" {
+			sc.Tenant = tenant
 		}
 		st, err := a.st.Stats(ctx, sc)
 		if err != nil {
@@ -79,7 +83,12 @@ func (a api) lanesStatus(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, NewLaneStatus(l.Name, l.Table, st))
 	}
-	writeJSON(w, map[string][]LaneStatus{"lanes": out})
+	unselected, err := Unselected(ctx, a.st, scopes, tenant)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	writeJSON(w, StatusReport{Lanes: out, Unselected: unselected})
 }
 
 // deadList answers GET /api/lanes/{lane}/dead[?after=ID&limit=N]: dead

@@ -5,9 +5,10 @@ import (
 	"net/http"
 )
 
-// dashboard is the web page at /: every lane's rows by state and a lane's
-// dead letters, refreshed every 2 s from the JSON API. One self-contained
-// file, no external assets, so it works offline and behind any proxy.
+// dashboard is the web page at /: every lane's rows by state, each table's
+// rows that no lane selects, and a lane's dead letters, refreshed every 2 s
+// from the JSON API. One self-contained file, no external assets, so it
+// works offline and behind any proxy.
 //
 //go:embed dashboard.html
 var dashboard []byte

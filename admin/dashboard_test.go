@@ -55,8 +55,8 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
-// Rule: the dashboard, in a real browser, shows every lane's rows by state,
-// follows new events without a reload, and lists a lane's dead letters
+// Rule: the dashboard, in a real browser, shows every lane's rows by state
+// and each table's rows that no lane selects, follows new events without a reload, and lists a lane's dead letters
 // (ids and errors, no payload) when its dead count is clicked; markup in
 // event data stays text.
 func TestDashboardInBrowser(t *testing.T) {
@@ -66,7 +66,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	enqueue(t, st, herald.Event{ID: "gift-1", Topic: "t", Type: "<b>GiftSent</b>", Payload: []byte(`{"card":"4111"}`)})
 	enqueue(t, st, herald.Event{ID: "gift-2", Topic: "t", Type: "GiftSent"})
 	killFirst(t, st, 1, "broker said no")
-	lanes := []relay.Lane{{Name: "main", Table: herald.DefaultTable}}
+	enqueue(t, st, herald.Event{ID: "orphan-1", Topic: "t", Type: "Orphan"}) // no lane takes it
+	lanes := []relay.Lane{{Name: "main", Table: herald.DefaultTable, ExcludeTypes: []string{"Orphan"}}}
 	srv, err := Listen("127.0.0.1:0", prometheus.NewRegistry(), st, lanes)
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +88,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	if pending, dead := text(`tr[data-lane="main"] td.pending`), text(`tr[data-lane="main"] td.dead`); pending != "1" || dead != "1" {
 		t.Errorf("lane main shows pending %q, dead %q; want 1 and 1", pending, dead)
+	}
+	if n := text(`#unselected tr[data-table="herald_outbox"] td.rows`); n != "1" {
+		t.Errorf("table herald_outbox shows %q rows no lane selects; want 1", n)
 	}
 
 	enqueue(t, st, herald.Event{ID: "gift-3", Topic: "t", Type: "GiftSent"})

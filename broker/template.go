@@ -15,6 +15,7 @@ type Template struct {
 
 type templatePart struct {
 	literal string
+	name    string // the placeholder's name, when field is set
 	field   func(herald.Event) string
 }
 
@@ -57,7 +58,7 @@ func ParseTemplate(s string) (Template, error) {
 		if !ok {
 			return Template{}, fmt.Errorf("destination template %q: unknown placeholder {%s} (want {topic}, {event_type}, {tenant} or {partition_key})", s, name)
 		}
-		t.parts = append(t.parts, templatePart{field: field})
+		t.parts = append(t.parts, templatePart{name: name, field: field})
 		rest = rest[open+end+1:]
 	}
 	return t, nil
@@ -96,4 +97,17 @@ func (t Template) HasPlaceholders() bool {
 		}
 	}
 	return false
+}
+
+// EmptyField returns the name of the first placeholder that ev leaves
+// empty ("tenant" for "{tenant}.orders" and no tenant), or "" when every
+// placeholder has a value. Such a destination cannot be right ("x..y", or
+// nothing): the relay refuses the event rather than publish it there.
+func (t Template) EmptyField(ev herald.Event) string {
+	for _, p := range t.parts {
+		if p.field != nil && p.field(ev) == "" {
+			return p.name
+		}
+	}
+	return ""
 }

@@ -18,6 +18,27 @@ func TestTemplateRendersEveryPlaceholder(t *testing.T) {
 	}
 }
 
+// Rule: EmptyField names the first placeholder an event leaves empty, and
+// only placeholders the template uses count.
+func TestTemplateEmptyField(t *testing.T) {
+	tpl := MustParseTemplate("{tenant}.x.{event_type}.{partition_key}")
+	full := herald.Event{Tenant: "app1", Topic: "wallet", Type: "GiftDebited", PartitionKey: "u1"}
+	if got := tpl.EmptyField(full); got != "" {
+		t.Errorf("EmptyField of a full event = %q", got)
+	}
+	noType := full
+	noType.Type, noType.PartitionKey = "", ""
+	if got := tpl.EmptyField(noType); got != "event_type" {
+		t.Errorf("EmptyField without type and key = %q, want event_type", got)
+	}
+	if got := MustParseTemplate("x.{topic}").EmptyField(herald.Event{Topic: "t"}); got != "" {
+		t.Errorf("a template without {tenant} reports %q for an event without tenant", got)
+	}
+	if got := MustParseTemplate("fixed").EmptyField(herald.Event{}); got != "" {
+		t.Errorf("a constant template reports %q", got)
+	}
+}
+
 func TestTemplateErrorsNameTheProblem(t *testing.T) {
 	for tpl, want := range map[string]string{
 		"":           "empty",

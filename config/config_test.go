@@ -32,6 +32,7 @@ lanes:
     broker: events
     destination: "room.{event_type}"
     include_types: [RoomEntered]
+    max_payload: 65536
     ordering: key
     on_dead: skip
     concurrency: 4
@@ -49,6 +50,10 @@ admin: {addr: "127.0.0.1:8080"}
 	l := f.Lanes[0]
 	if l.Retry.Max.D() != 5*time.Minute || l.Retention.Dead.D() != 720*time.Hour || l.Ordering != "key" {
 		t.Fatalf("lane parsed wrong: %+v", l)
+	}
+	// The relay applies max_payload to rows written by plain SQL too.
+	if rl := l.relayLane(nil); rl.MaxPayload != 65536 {
+		t.Fatalf("relay lane max_payload = %d, want the file's 65536", rl.MaxPayload)
 	}
 }
 

@@ -48,10 +48,8 @@ func newBatch(w *worker, recs []store.Record) *batch {
 			continue
 		}
 		it.msg = broker.Message{Event: rec.Event, Destination: w.lane.Destination.Render(rec.Event), Attempt: rec.Attempts}
-		if w.maxPayload > 0 && len(rec.Event.Payload) > w.maxPayload {
-			it.outcome = failed
-			it.err = herald.Permanent(fmt.Errorf("%w: %d bytes, the broker's limit is %d",
-				herald.ErrPayloadTooLarge, len(rec.Event.Payload), w.maxPayload))
+		if err := w.check(rec); err != nil {
+			it.outcome, it.err = failed, err // never published: see check.go
 		}
 	}
 	return b
@@ -103,13 +101,21 @@ func (b *batch) pendingIndexes() []int {
 }
 
 // keyQueues groups unpublished items by partition key, in claim (= commit)
-// order; items without a key are each a queue of their own.
+// order; items without a key are each a queue of their own. A key with an
+// item refused before publishing (check) gets no queue: its later items are
+// released, so they can never overtake the dead one.
 func (b *batch) keyQueues() [][]int {
 	var queues [][]int
 	byKey := map[string]int{}
-	for _, i := range b.pendingIndexes() {
+	for i := range b.items {
 		key := b.items[i].rec.Event.PartitionKey
-		if key == "" {
+		switch {
+		case b.items[i].outcome == failed && key != "":
+			byKey[key] = -1
+			continue
+		case b.items[i].outcome != unpublished || byKey[key] < 0:
+			continue
+		case key == "":
 			queues = append(queues, []int{i})
 			continue
 		}

@@ -75,6 +75,12 @@ type Lane struct {
 	Publisher broker.Publisher
 	// Destination renders each message's subject/topic/routing key. Required.
 	Destination broker.Template
+	// MaxPayload, when positive, is the largest payload the lane publishes,
+	// in bytes; a larger one goes dead unpublished. The broker's own limit
+	// (broker.Limiter) applies too, whichever is smaller. Enqueue applies
+	// its limit when rows are written; this one catches rows written by
+	// plain SQL.
+	MaxPayload int
 	// Ordering defaults to OrderingNone.
 	Ordering Ordering
 	// OnDead defaults to OnDeadPark.

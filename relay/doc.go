@@ -8,17 +8,22 @@
 //     of lease (default 3 × publish_timeout) on the database clock.
 //  2. Delete rows older than discard_after (stale: a late event is worse
 //     than none) instead of publishing them.
-//  3. Publish the rest in one batch under publish_timeout, on a context
+//  3. Check each row before publishing (check.go): a row that no retry can
+//     fix (written by plain SQL with an empty event_id, topic or event_type,
+//     an empty field the destination uses, headers that are not a JSON
+//     object of strings, a payload over the lane's max_payload or the
+//     broker's limit) is marked dead unpublished, with a reason saying why.
+//  4. Publish the rest in one batch under publish_timeout, on a context
 //     detached from shutdown so a SIGTERM never cuts a publish short. On
 //     ordered lanes the batch goes out in rounds (the first row of every key,
 //     then the second, …), and a key whose row failed has its later rows
 //     released, so retries never overtake.
-//  4. Mark the outcomes: delivered rows in one statement with the broker's
+//  5. Mark the outcomes: delivered rows in one statement with the broker's
 //     receipt, failed rows retried after backoff (exponential, capped,
 //     jittered, or the broker's Retry-After), dead after max_attempts or at
 //     once on a permanent error. Rows the store reports as lost (the lease
 //     ran out and another worker took them) are left alone.
-//  5. A full batch loops at once; otherwise the worker waits for a wakeup
+//  6. A full batch loops at once; otherwise the worker waits for a wakeup
 //     (an Enqueue in this process, a NOTIFY from the database) or the next
 //     poll, polling quickly right after activity and backing off to
 //     poll_interval when idle.

@@ -83,6 +83,11 @@ type Record struct {
 	Receipt Receipt
 	// LeaseOwner is the worker that holds or last held the row.
 	LeaseOwner string
+	// HeadersErr says why the headers column is not a JSON object of
+	// strings (a row written by plain SQL); Event.Headers is then nil. A
+	// store reports it here instead of failing the read, so one careless
+	// row cannot stall a lane; the relay kills such a row unpublished.
+	HeadersErr error
 }
 
 // Receipt is the broker's answer for a delivered event, kept on its row.
@@ -199,6 +204,11 @@ type Store interface {
 
 	// Stats counts the scope's rows by state (a plain read, not SKIP LOCKED).
 	Stats(ctx context.Context, s Scope) (LaneStats, error)
+	// Unselected counts the rows of within (its table, and its tenant and
+	// type filters if set) that are pending or in flight and that none of
+	// lanes selects: rows no configured lane will ever take, which no lane's
+	// Stats shows. Every lane scope must be on within's table. A plain read.
+	Unselected(ctx context.Context, within Scope, lanes []Scope) (int64, error)
 	// List returns rows of one state.
 	List(ctx context.Context, p ListParams) ([]Record, error)
 	// Get returns one row by event id, or ErrNotFound.

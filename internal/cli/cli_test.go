@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,47 @@ func TestEnqueueThenStatusJSON(t *testing.T) {
 	rec, err := s.Get(context.Background(), "main_outbox", id)
 	if err != nil || rec.Event.Tenant != "app1" || rec.Event.Headers["command_id"] != "c1" || rec.Event.PartitionKey != "u1" {
 		t.Fatalf("enqueued row = %+v, %v", rec, err)
+	}
+}
+
+// Rule: status shows, per table, the pending rows that no configured lane
+// selects (a lane with include_types says pending 0 for them), in text and
+// as "unselected" in --json, keeping the lanes' fields as they were.
+func TestStatusShowsRowsNoLaneSelects(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "    include_types: [A]\n")
+	for _, typ := range []string{"A", "B", "B"} {
+		if code, _, errOut := cliRun(t, "enqueue", "--config", cfg, "--type", typ); code != ExitOK {
+			t.Fatalf("enqueue %s: %s", typ, errOut)
+		}
+	}
+	code, out, errOut := cliRun(t, "status", "--config", cfg, "--json")
+	if code != ExitOK {
+		t.Fatalf("status --json: exit %d: %s", code, errOut)
+	}
+	var st struct {
+		Lanes      []map[string]any `json:"lanes"`
+		Unselected []map[string]any `json:"unselected"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status --json is not JSON: %v\n%s", err, out)
+	}
+	if len(st.Lanes) != 1 || len(st.Lanes[0]) != 8 || st.Lanes[0]["pending"] != 1.0 {
+		t.Errorf("status --json lanes = %v; want main with its 8 fields and pending 1", st.Lanes)
+	}
+	if len(st.Unselected) != 1 || st.Unselected[0]["table"] != "main_outbox" || st.Unselected[0]["rows"] != 2.0 {
+		t.Errorf("status --json unselected = %v; want main_outbox with 2 rows", st.Unselected)
+	}
+	code, out, errOut = cliRun(t, "status", "--config", cfg)
+	if code != ExitOK {
+		t.Fatalf("status: exit %d: %s", code, errOut)
+	}
+	_, below, ok := strings.Cut(out, "UNSELECTED")
+	if !ok || !regexp.MustCompile(`(?m)^\s*main_outbox\s+2\s*$`).MatchString(below) {
+		t.Errorf("status text does not show main_outbox with 2 unselected rows:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^\s*main\s+main_outbox\s+1\s`).MatchString(out) {
+		t.Errorf("status text lost lane main's pending 1:\n%s", out)
 	}
 }
 

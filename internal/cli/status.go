@@ -16,17 +16,20 @@ func (a *app) statusCommand() *cobra.Command {
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show each lane's backlog: pending, retrying, in flight, delivered, dead",
+		Short: "Show each lane's backlog (pending, retrying, in flight, delivered, dead) and rows no lane selects",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			lanes, err := a.status(cmd, tenant)
+			report, err := a.status(cmd, tenant)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(a.stdout).Encode(map[string][]admin.LaneStatus{"lanes": lanes})
+				return json.NewEncoder(a.stdout).Encode(report)
 			}
-			return a.printStatus(lanes)
+			if err := a.printStatus(report.Lanes); err != nil {
+				return err
+			}
+			return a.printUnselected(report.Unselected)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -34,26 +37,32 @@ func (a *app) statusCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) status(cmd *cobra.Command, tenant string) ([]admin.LaneStatus, error) {
+func (a *app) status(cmd *cobra.Command, tenant string) (admin.StatusReport, error) {
 	ctx := cmd.Context()
 	rt, err := a.load(ctx, openExisting)
 	if err != nil {
-		return nil, err
+		return admin.StatusReport{}, err
 	}
 	defer rt.Close()
 	out := make([]admin.LaneStatus, 0, len(rt.File.Lanes))
+	scopes := make([]store.Scope, 0, len(rt.File.Lanes))
 	for _, l := range rt.File.Lanes {
 		scope := store.Scope{Table: l.Table, Tenant: l.Tenant, IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes}
+		scopes = append(scopes, scope)
 		if tenant != "" {
 			scope.Tenant = tenant
 		}
 		st, err := rt.Store.Stats(ctx, scope)
 		if err != nil {
-			return nil, fmt.Errorf("lane %s: %w", l.Name, err)
+			return admin.StatusReport{}, fmt.Errorf("lane %s: %w", l.Name, err)
 		}
 		out = append(out, admin.NewLaneStatus(l.Name, l.Table, st))
 	}
-	return out, nil
+	unselected, err := admin.Unselected(ctx, rt.Store, scopes, tenant)
+	if err != nil {
+		return admin.StatusReport{}, err
+	}
+	return admin.StatusReport{Lanes: out, Unselected: unselected}, nil
 }
 
 func (a *app) printStatus(lanes []admin.LaneStatus) error {
@@ -64,4 +73,24 @@ func (a *app) printStatus(lanes []admin.LaneStatus) error {
 			l.InFlight, l.Delivered, l.Dead, l.OldestPendingAgeSeconds)
 	}
 	return w.Flush()
+}
+
+// printUnselected lists each table's rows that no lane selects, below the
+// lanes: a lane's counts cannot show them.
+func (a *app) printUnselected(tables []admin.TableUnselected) error {
+	w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "\nTABLE\tUNSELECTED\t")
+	some := false
+	for _, u := range tables {
+		fmt.Fprintf(w, "%s\t%d\t\n", u.Table, u.Rows)
+		some = some || u.Rows > 0
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if some {
+		fmt.Fprintln(a.stdout, "unselected: pending rows outside every lane's tenant, include_types and exclude_types;"+
+			" they wait until a lane takes them")
+	}
+	return nil
 }

@@ -107,6 +107,26 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 	return st, nil
 }
 
+// Unselected counts the unfinished rows of within that none of lanes
+// selects, in one plain read.
+func (s *Store) Unselected(ctx context.Context, within store.Scope, lanes []store.Scope) (int64, error) {
+	table, err := quote(within.Table)
+	if err != nil {
+		return 0, err
+	}
+	cond, args, err := sqlcommon.UnselectedWhere(within, lanes, "")
+	if err != nil {
+		return 0, fmt.Errorf("mysql store: %w", err)
+	}
+	var n int64
+	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table+
+		` WHERE status IN ('pending', 'in_flight')`+cond, args...).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("mysql store: unselected %s: %w", within.Table, err)
+	}
+	return n, nil
+}
+
 // DefaultListLimit is the page size of List when ListParams.Limit is 0.
 const DefaultListLimit = 100
 

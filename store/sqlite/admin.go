@@ -125,6 +125,23 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 	return st, wrap("stats", sc.Table, rows.Err())
 }
 
+// Unselected counts the unfinished rows of within that none of lanes
+// selects, in one plain read.
+func (s *Store) Unselected(ctx context.Context, within store.Scope, lanes []store.Scope) (int64, error) {
+	qt, err := quote(within.Table)
+	if err != nil {
+		return 0, err
+	}
+	cond, args, err := sqlcommon.UnselectedWhere(within, lanes, "o")
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: %w", err)
+	}
+	var n int64
+	err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+qt+` o WHERE o.status IN ('pending', 'in_flight')`+
+		cond, args...).Scan(&n)
+	return n, wrap("unselected", within.Table, err)
+}
+
 // DefaultListLimit is the page size of List when ListParams.Limit is 0.
 const DefaultListLimit = 100
 

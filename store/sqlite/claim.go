@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
 // columns is what every read returns, in scanRecord's order; the last one
@@ -158,7 +159,7 @@ func scanRecord(sc scanner) (store.Record, error) {
 	if err != nil {
 		return r, err
 	}
-	ev.Headers = decodeHeaders(headers)
+	ev.Headers, r.HeadersErr = sqlcommon.DecodeHeaders(headers)
 	if ev.Payload == nil {
 		ev.Payload = []byte{}
 	}
@@ -171,24 +172,4 @@ func scanRecord(sc scanner) (store.Record, error) {
 	r.Age = time.Duration(max(ageMs, 0)) * time.Millisecond
 	_ = json.Unmarshal([]byte(receipt), &r.Receipt) // a bad receipt only loses the receipt
 	return r, nil
-}
-
-// decodeHeaders reads the headers column. The table's CHECK keeps it a JSON
-// object, but a plain INSERT may put non-string values in it: those are
-// kept in their JSON form rather than failing the whole claim.
-func decodeHeaders(s string) map[string]string {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(s), &raw); err != nil || len(raw) == 0 {
-		return map[string]string{}
-	}
-	h := make(map[string]string, len(raw))
-	for k, v := range raw {
-		var str string
-		if json.Unmarshal(v, &str) == nil {
-			h[k] = str
-		} else {
-			h[k] = string(v)
-		}
-	}
-	return h
 }

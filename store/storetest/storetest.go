@@ -46,6 +46,8 @@ func Run(t *testing.T, open Opener) {
 		{"Ordered", orderedTests},
 		{"Payload", payloadTests},
 		{"Schema", schemaTests},
+		{"Headers", headersTests},
+		{"Unselected", unselectedTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -3,17 +3,21 @@ package sqlcommon
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/store"
 )
 
-// Finish completes a scanned record: status, decoded headers and receipt,
-// times in UTC, and the age on the database clock (now is the database's).
+// Finish completes a scanned record: status, decoded headers (or why they
+// cannot be, in HeadersErr) and receipt, times in UTC, and the age on the
+// database clock (now is the database's).
 func Finish(r *store.Record, status, headers string, delivered sql.NullTime, receipt sql.NullString, now time.Time) {
 	r.Status = store.Status(status)
-	r.Event.Headers = DecodeHeaders(headers)
+	r.Event.Headers, r.HeadersErr = DecodeHeaders(headers)
 	if receipt.Valid && receipt.String != "" {
 		// A receipt is informational; one that does not parse is left empty.
 		_ = json.Unmarshal([]byte(receipt.String), &r.Receipt)
@@ -29,32 +33,67 @@ func Finish(r *store.Record, status, headers string, delivered sql.NullTime, rec
 	r.Age = max(now.Sub(r.Event.CreatedAt), 0)
 }
 
-// DecodeHeaders reads the headers column leniently: rows written by plain
-// SQL from other languages must never make a claim fail (one bad row would
-// stall the lane). Non-string values keep their JSON text; a column that is
-// not a JSON object yields no headers.
-func DecodeHeaders(s string) map[string]string {
-	if s == "" || s == "{}" {
-		return nil
+// DecodeHeaders reads the headers column strictly: a JSON object whose
+// values are all strings and whose names are not empty, as Enqueue writes
+// it. Anything else (invalid JSON, an array, a number, an object with a
+// non-string value) is not altered into some headers: the error says what
+// is wrong and the relay kills the row (store.Record.HeadersErr), so an
+// operator can fix and replay it. The error never fails a claim: one bad row
+// from a plain INSERT must not stall the lane. An empty column and JSON
+// null read as no headers: there is nothing in them to lose.
+func DecodeHeaders(s string) (map[string]string, error) {
+	if s == "" || s == "{}" || s == "null" {
+		return nil, nil
 	}
-	var strs map[string]string
-	if json.Unmarshal([]byte(s), &strs) == nil {
-		return strs
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return nil, headersError("it is not valid JSON (%v)", err)
 	}
-	var raw map[string]json.RawMessage
-	if json.Unmarshal([]byte(s), &raw) != nil {
-		return nil
-	}
-	out := make(map[string]string, len(raw))
-	for k, v := range raw {
-		var str string
-		if json.Unmarshal(v, &str) == nil {
-			out[k] = str
-		} else {
-			out[k] = string(v)
+	obj, ok := v.(map[string]any)
+	if !ok {
+		if v == nil {
+			return nil, nil
 		}
+		return nil, headersError("it is %s", jsonKind(v))
 	}
-	return out
+	out := make(map[string]string, len(obj))
+	// Sorted, so a row with several bad headers always names the same one.
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		str, ok := obj[k].(string)
+		switch {
+		case k == "":
+			return nil, headersError("a header has an empty name")
+		case !ok:
+			return nil, headersError("header %q is %s", k, jsonKind(obj[k]))
+		}
+		out[k] = str
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+func headersError(format string, args ...any) error {
+	return fmt.Errorf("headers is not a JSON object of strings: "+format, args...)
+}
+
+// jsonKind names the JSON type of a decoded value, with an article.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	default:
+		return "an object"
+	}
 }
 
 // AddStat adds n rows of status (retried: attempts > 0) to st; age is the

@@ -72,22 +72,46 @@ func TestMissing(t *testing.T) {
 
 func TestDecodeHeaders(t *testing.T) {
 	for in, want := range map[string]map[string]string{
-		`{"a":"b"}`:        {"a": "b"},
-		`{"n":1,"s":"x"}`:  {"n": "1", "s": "x"},
-		`not json`:         nil,
-		`["not","object"]`: nil,
+		`{"a":"b","c":""}`: {"a": "b", "c": ""},
 		`{}`:               nil,
 		``:                 nil,
+		`null`:             nil,
 	} {
-		got := DecodeHeaders(in)
-		if len(got) != len(want) {
-			t.Errorf("DecodeHeaders(%q) = %v, want %v", in, got, want)
+		got, err := DecodeHeaders(in)
+		if err != nil || len(got) != len(want) {
+			t.Errorf("DecodeHeaders(%q) = %v, %v; want %v", in, got, err, want)
 			continue
 		}
 		for k, v := range want {
 			if got[k] != v {
 				t.Errorf("DecodeHeaders(%q)[%q] = %q, want %q", in, k, got[k], v)
 			}
+		}
+	}
+}
+
+// Rule: headers that are not a JSON object of strings are refused with a
+// reason naming the problem, never altered into some headers.
+func TestDecodeHeadersRefusesWhatIsNotAnObjectOfStrings(t *testing.T) {
+	for in, why := range map[string]string{
+		`not json`:           "not valid JSON",
+		`{"a":"b"`:           "not valid JSON",
+		`["not","object"]`:   "it is an array",
+		`42`:                 "it is a number",
+		`"text"`:             "it is a string",
+		`true`:               "it is a boolean",
+		`{"s":"x","n":1}`:    `header "n" is a number`,
+		`{"o":{"p":"q"}}`:    `header "o" is an object`,
+		`{"z":null,"a":[1]}`: `header "a" is an array`,
+		`{"":"nameless"}`:    "a header has an empty name",
+	} {
+		got, err := DecodeHeaders(in)
+		if err == nil || got != nil {
+			t.Errorf("DecodeHeaders(%q) = %v, %v; want no headers and an error", in, got, err)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "headers is not a JSON object of strings: ") || !strings.Contains(msg, why) {
+			t.Errorf("DecodeHeaders(%q) error %q does not say %q", in, msg, why)
 		}
 	}
 }
@@ -121,5 +145,17 @@ func TestCheckClaim(t *testing.T) {
 	}
 	if err := CheckClaim(store.ClaimParams{Limit: 1, Lease: time.Second}, bad); err != nil {
 		t.Errorf("CheckClaim of good parameters: %v", err)
+	}
+}
+
+func TestUnselectedWhere(t *testing.T) {
+	within := store.Scope{Table: "t", Tenant: "a"}
+	lanes := []store.Scope{{Table: "t", IncludeTypes: []string{"X"}}, {Table: "t"}}
+	q, args, err := UnselectedWhere(within, lanes, "o")
+	if err != nil || q != " AND o.tenant = ? AND NOT (1 = 1 AND o.event_type IN (?)) AND NOT (1 = 1)" || len(args) != 2 {
+		t.Errorf("UnselectedWhere = %q %v %v", q, args, err)
+	}
+	if _, _, err := UnselectedWhere(within, []store.Scope{{Table: "u"}}, ""); err == nil || !strings.Contains(err.Error(), `"u"`) {
+		t.Errorf("a lane on another table: err %v, want one naming it", err)
 	}
 }
