@@ -133,7 +133,7 @@ func TestStatusShowsRowsNoLaneSelects(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, "    include_types: [A]\n")
 	for _, typ := range []string{"A", "B", "B"} {
-		if code, _, errOut := cliRun(t, "enqueue", "--config", cfg, "--type", typ); code != ExitOK {
+		if code, _, errOut := cliRun(t, "enqueue", "--create", "--config", cfg, "--type", typ); code != ExitOK {
 			t.Fatalf("enqueue %s: %s", typ, errOut)
 		}
 	}
