@@ -96,9 +96,10 @@ func (f *File) Lane(name string) (*Lane, error) {
 	return nil, fmt.Errorf("%w: no lane %q (configured: %v)", ErrInvalid, name, names)
 }
 
-// Outbox returns an Outbox for lane l's table, with the lane's payload limit.
+// Outbox returns an Outbox for lane l's table that refuses payloads the
+// lane or its broker would (File.PayloadLimit).
 func (rt *Runtime) Outbox(l *Lane) (*herald.Outbox, error) {
-	return herald.NewOutbox(herald.OutboxConfig{Table: l.Table, Dialect: rt.Store.Dialect(), MaxPayload: l.MaxPayload})
+	return herald.NewOutbox(herald.OutboxConfig{Table: l.Table, Dialect: rt.Store.Dialect(), MaxPayload: rt.File.PayloadLimit(l)})
 }
 
 // StartBrokers starts embedded servers, connects every broker the lanes

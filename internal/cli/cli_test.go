@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/internal/testenv"
 
 	"github.com/heraldhq/herald/store"
@@ -307,5 +308,28 @@ func writeFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Rule: enqueue refuses a payload the lane's broker would refuse: for NATS,
+// the server's own max_payload (from its INFO) less the room kept for
+// headers, so no event is committed only to go dead a moment later.
+func TestEnqueueTakesTheBrokersPayloadLimit(t *testing.T) {
+	url := testenv.RequireNATS(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "herald.yaml")
+	writeFile(t, cfg, "store: {driver: sqlite, dsn: "+filepath.Join(dir, "h.db")+"}\n"+
+		"brokers:\n  events: {type: nats, url: \""+url+"\", stream: HTLIMIT}\n"+
+		"lanes:\n  - {name: main, destination: \"x.{topic}\"}\n")
+	over := filepath.Join(dir, "over.json")
+	writeFile(t, over, `"`+strings.Repeat("x", nats.DefaultMaxPayload-nats.HeaderAllowance)+`"`)
+	code, out, e := cliRun(t, "enqueue", "--create", "--config", cfg, "--type", "T", "--payload", "@"+over)
+	if code != ExitUsage || out != "" || !strings.Contains(e, "the limit is 1044480") || !strings.Contains(e, "broker events") {
+		t.Fatalf("a payload over the NATS server's limit: %d %q %q", code, out, e)
+	}
+	under := filepath.Join(dir, "under.json")
+	writeFile(t, under, `"`+strings.Repeat("x", nats.DefaultMaxPayload-nats.HeaderAllowance-2)+`"`)
+	if code, _, e := cliRun(t, "enqueue", "--config", cfg, "--type", "T", "--payload", "@"+under); code != 0 {
+		t.Fatalf("a payload at the limit: %d %q", code, e)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -140,7 +141,9 @@ func (a *app) enqueue(cmd *cobra.Command, o enqueueOptions, ev herald.Event) err
 		return err
 	}
 	defer tx.Rollback()
-	if err := ob.Enqueue(ctx, tx, ev); err != nil {
+	if err := ob.Enqueue(ctx, tx, ev); errors.Is(err, herald.ErrPayloadTooLarge) {
+		return usageError{fmt.Errorf("%w (lane %s takes the smaller of its max_payload and broker %s's limit)", err, lane.Name, lane.Broker)}
+	} else if err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
