@@ -1,6 +1,7 @@
 package herald
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -63,4 +64,25 @@ func (e *Event) validate(maxPayload int) error {
 			ErrPayloadTooLarge, e.ID, len(e.Payload), maxPayload)
 	}
 	return checkHeaders(e.ID, e.Headers)
+}
+
+// Receipt is the broker's answer for a delivered event, kept on its row by
+// the store and returned by publishers in broker.Result.
+type Receipt struct {
+	// Stream and Sequence: NATS JetStream, Redis Streams (entry id in MessageID).
+	Stream   string `json:"stream,omitempty"`
+	Sequence uint64 `json:"seq,omitempty"`
+	// Partition and Offset: Kafka.
+	Partition int32 `json:"partition,omitempty"`
+	Offset    int64 `json:"offset,omitempty"`
+	// MessageID: RabbitMQ, RocketMQ, Redis, webhooks.
+	MessageID string `json:"message_id,omitempty"`
+	// Duplicate is true when the broker said it had the message already.
+	Duplicate bool `json:"duplicate,omitempty"`
+}
+
+// JSON returns the receipt as stored in the receipt column.
+func (r Receipt) JSON() string {
+	b, _ := json.Marshal(r) // cannot fail: plain fields
+	return string(b)
 }

@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/store"
 )
 
 // Message is one event on its way to a broker.
@@ -45,7 +44,7 @@ type Message struct {
 // Result is the outcome of publishing one Message.
 type Result struct {
 	// Receipt is the broker's answer when Err is nil.
-	Receipt store.Receipt
+	Receipt herald.Receipt
 	// Err is nil when the broker accepted the message. Wrap with
 	// herald.Permanent for errors no retry can fix and herald.Ambiguous when
 	// the message may have been published; anything else is retried.

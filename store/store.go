@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -91,24 +90,9 @@ type Record struct {
 }
 
 // Receipt is the broker's answer for a delivered event, kept on its row.
-type Receipt struct {
-	// Stream and Sequence: NATS JetStream, Redis Streams (entry id in MessageID).
-	Stream   string `json:"stream,omitempty"`
-	Sequence uint64 `json:"seq,omitempty"`
-	// Partition and Offset: Kafka.
-	Partition int32 `json:"partition,omitempty"`
-	Offset    int64 `json:"offset,omitempty"`
-	// MessageID: RabbitMQ, RocketMQ, Redis, webhooks.
-	MessageID string `json:"message_id,omitempty"`
-	// Duplicate is true when the broker said it had the message already.
-	Duplicate bool `json:"duplicate,omitempty"`
-}
-
-// JSON returns the receipt as stored in the receipt column.
-func (r Receipt) JSON() string {
-	b, _ := json.Marshal(r) // cannot fail: plain fields
-	return string(b)
-}
+// It lives beside herald.Event so that publishers need not import the
+// storage seam; this alias keeps store.Receipt working.
+type Receipt = herald.Receipt
 
 // Delivery marks one claimed row delivered.
 type Delivery struct {

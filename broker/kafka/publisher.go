@@ -34,7 +34,6 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/internal/keyed"
-	"github.com/heraldhq/herald/store"
 )
 
 // HeaderPrefix is the CloudEvents Kafka binding's attribute prefix.
@@ -133,7 +132,7 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 				g.set(i, broker.Result{Err: classify(m, err)})
 				return
 			}
-			g.set(i, broker.Result{Receipt: store.Receipt{Stream: r.Topic, Partition: r.Partition, Offset: r.Offset}})
+			g.set(i, broker.Result{Receipt: herald.Receipt{Stream: r.Topic, Partition: r.Partition, Offset: r.Offset}})
 		})
 	}
 	return g.wait(ctx)

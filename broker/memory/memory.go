@@ -47,7 +47,6 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
-	"github.com/heraldhq/herald/store"
 )
 
 // ErrClosed is returned for messages published after Close.
@@ -96,7 +95,7 @@ type Record struct {
 	// broker.Headers(Message, "ce-", Config.Source).
 	Headers map[string]string
 	// Receipt is what Publish reported for it.
-	Receipt store.Receipt
+	Receipt herald.Receipt
 }
 
 // Publisher is the in-memory broker. It is safe for concurrent use,
@@ -224,7 +223,7 @@ func (p *Publisher) store(m broker.Message) Record {
 	rec := Record{
 		Message: m,
 		Headers: broker.Headers(m, "ce-", p.cfg.Source),
-		Receipt: store.Receipt{Stream: p.cfg.Stream, Sequence: uint64(len(p.records) + 1)},
+		Receipt: herald.Receipt{Stream: p.cfg.Stream, Sequence: uint64(len(p.records) + 1)},
 	}
 	p.records = append(p.records, rec)
 	p.seen[m.Event.ID]++

@@ -10,7 +10,6 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
-	"github.com/heraldhq/herald/store"
 )
 
 // defaultStall bounds the wait for a free pending slot when ctx has no
@@ -156,6 +155,6 @@ func (p *Publisher) await(ctx context.Context, msgs []broker.Message, futures []
 	}
 }
 
-func receipt(ack *jetstream.PubAck) store.Receipt {
-	return store.Receipt{Stream: ack.Stream, Sequence: ack.Sequence, Duplicate: ack.Duplicate}
+func receipt(ack *jetstream.PubAck) herald.Receipt {
+	return herald.Receipt{Stream: ack.Stream, Sequence: ack.Sequence, Duplicate: ack.Duplicate}
 }

@@ -40,7 +40,6 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/internal/keyed"
-	"github.com/heraldhq/herald/store"
 )
 
 // HeaderPrefix is the CloudEvents AMQP binding prefix in its JMS-safe form.
@@ -155,7 +154,7 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 		case <-w.done:
 			results[i] = broker.Result{Err: w.err}
 			if w.err == nil {
-				results[i].Receipt = store.Receipt{MessageID: msgs[i].Event.ID}
+				results[i].Receipt = herald.Receipt{MessageID: msgs[i].Event.ID}
 			}
 		case <-ctx.Done():
 			results[i].Err = herald.Ambiguous(fmt.Errorf("rabbitmq: no confirm by the deadline: %w", context.Cause(ctx)))

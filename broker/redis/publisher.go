@@ -34,7 +34,6 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/internal/keyed"
-	"github.com/heraldhq/herald/store"
 )
 
 // ErrClosed is returned for messages published after Close.
@@ -142,7 +141,7 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 			results[i].Err = classify(msgs[i], err)
 			continue
 		}
-		results[i].Receipt = store.Receipt{Stream: msgs[i].Destination, MessageID: id}
+		results[i].Receipt = herald.Receipt{Stream: msgs[i].Destination, MessageID: id}
 	}
 	return results
 }

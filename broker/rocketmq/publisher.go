@@ -42,7 +42,6 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/internal/keyed"
-	"github.com/heraldhq/herald/store"
 )
 
 // ErrClosed is returned for messages published after Close.
@@ -167,7 +166,7 @@ func toPrimitive(m Mapped) *primitive.Message {
 
 // outcome maps a SendResult status to a Result.
 func (p *Publisher) outcome(m broker.Message, res *primitive.SendResult) broker.Result {
-	receipt := store.Receipt{MessageID: res.MsgID, Offset: res.QueueOffset}
+	receipt := herald.Receipt{MessageID: res.MsgID, Offset: res.QueueOffset}
 	if res.MessageQueue != nil {
 		receipt.Stream, receipt.Partition = res.MessageQueue.Topic, int32(res.MessageQueue.QueueId)
 	}

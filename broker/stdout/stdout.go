@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
-	"github.com/heraldhq/herald/store"
 )
 
 // ErrClosed is returned for messages published after Close.
@@ -88,7 +88,7 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 				continue
 			}
 			p.seq++
-			results[i].Receipt = store.Receipt{Stream: "stdout", Sequence: p.seq}
+			results[i].Receipt = herald.Receipt{Stream: "stdout", Sequence: p.seq}
 		}
 	}
 	return results

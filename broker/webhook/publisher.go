@@ -46,7 +46,6 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/internal/keyed"
-	"github.com/heraldhq/herald/store"
 )
 
 // maxParallel bounds the goroutines one batch uses; the per-host limit
@@ -159,7 +158,7 @@ func (p *Publisher) post(ctx context.Context, m broker.Message) broker.Result {
 	}
 	body := readSome(resp.Body)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return broker.Result{Receipt: store.Receipt{MessageID: m.Event.ID}}
+		return broker.Result{Receipt: herald.Receipt{MessageID: m.Event.ID}}
 	}
 	return broker.Result{Err: statusError(resp, body, p.cfg.Now())}
 }

@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
-
-	"github.com/heraldhq/herald/internal/sleep"
 )
 
 // DefaultTenants are the demo's two tenants (app codes).
@@ -95,7 +93,7 @@ func (a *App) Generate(ctx context.Context, cfg TrafficConfig, st *TrafficStats)
 	for i := 0; cfg.Gifts == 0 || st.Gifts.Load() < cfg.Gifts; i++ {
 		if cfg.Rate > 0 {
 			due := start.Add(time.Duration(float64(st.Events.Load()) / cfg.Rate * float64(time.Second)))
-			if !sleep.Until(ctx, due) {
+			if !waitUntil(ctx, due) {
 				return ctx.Err()
 			}
 		}
@@ -109,6 +107,19 @@ func (a *App) Generate(ctx context.Context, cfg TrafficConfig, st *TrafficStats)
 		}
 	}
 	return nil
+}
+
+// waitUntil waits until t or until ctx ends, reporting whether t came.
+// (The example imports no internal package, so it can be copied out.)
+func waitUntil(ctx context.Context, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // generator is one run's random choices and room membership.

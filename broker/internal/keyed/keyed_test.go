@@ -10,7 +10,6 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
-	"github.com/heraldhq/herald/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -88,4 +87,4 @@ func TestGroups(t *testing.T) {
 	}
 }
 
-func storeReceipt(i int) store.Receipt { return store.Receipt{MessageID: string(rune('0' + i))} }
+func storeReceipt(i int) herald.Receipt { return herald.Receipt{MessageID: string(rune('0' + i))} }

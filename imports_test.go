@@ -1,0 +1,93 @@
+package herald_test
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// module is this module's import path.
+const module = "github.com/heraldhq/herald"
+
+// importRules are the directions imports may not take (docs/architecture.md):
+// each forbids packages matching from to import packages matching to.
+var importRules = []struct {
+	why      string
+	from, to func(pkg string) bool
+}{
+	{"brokers do not import the storage seam (Receipt lives beside Event)",
+		under("broker"), under("store")},
+	{"stores and brokers do not import the CLI",
+		anyOf(under("store"), under("broker")), under("internal/cli")},
+	{"the relay, projector and admin know no database or broker adapter",
+		anyOf(is("relay"), is("projector"), is("admin")), adapter},
+	{"the example imports only public packages, so it can be copied out",
+		under("examples"), under("internal")},
+	{"nothing but the command imports the CLI",
+		func(p string) bool { return !under("cmd")(p) && !under("internal/cli")(p) }, under("internal/cli")},
+}
+
+// TestImportRules checks every package's direct imports against
+// importRules. Tests may import more (the relay's tests run real stores).
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f",
+		`{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	checked := 0
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		pkg := rel(fields[0])
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			for _, r := range importRules {
+				if r.from(pkg) && r.to(rel(imp)) && rel(imp) != pkg {
+					t.Errorf("%s imports %s: %s", pkg, rel(imp), r.why)
+				}
+			}
+		}
+		checked++
+	}
+	if checked < 20 {
+		t.Fatalf("go list named only %d packages", checked)
+	}
+}
+
+// rel is a package path relative to the module ("" for the root).
+func rel(pkg string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+}
+
+func under(dir string) func(string) bool {
+	return func(p string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+}
+
+func is(pkg string) func(string) bool { return func(p string) bool { return p == pkg } }
+
+func anyOf(fs ...func(string) bool) func(string) bool {
+	return func(p string) bool {
+		for _, f := range fs {
+			if f(p) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// adapter matches a database or broker adapter package (not the seams,
+// their conformance suites or the in-memory broker used in tests).
+func adapter(p string) bool {
+	for _, seam := range []string{"store", "broker", "store/storetest", "broker/brokertest", "broker/memory"} {
+		if p == seam {
+			return false
+		}
+	}
+	return under("store")(p) || under("broker")(p)
+}
