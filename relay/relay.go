@@ -9,7 +9,8 @@ import (
 
 // Relay runs every configured lane's workers and maintenance.
 type Relay struct {
-	cfg Config
+	cfg      Config
+	breakers map[string]*breaker // by lane name
 }
 
 // New validates cfg and returns a Relay, or an error naming what is wrong.
@@ -18,8 +19,12 @@ func New(cfg Config) (*Relay, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Relay{cfg: cfg}, nil
+	return &Relay{cfg: cfg, breakers: newBreakers(cfg)}, nil
 }
+
+// Health is where the relay keeps its brokers' and database's state
+// (Config.Health, or its own).
+func (r *Relay) Health() *Health { return r.cfg.Health }
 
 // Run relays until ctx is cancelled, then shuts down gracefully: no new
 // claims, in-flight publishes finish within their publish_timeout, their
@@ -36,6 +41,7 @@ func (r *Relay) Run(ctx context.Context) error {
 		log := r.cfg.Logger.With(slog.String("lane", lane.Name), slog.String("node", r.cfg.Node))
 		for i := 1; i <= lane.Concurrency; i++ {
 			w := newWorker(r.cfg, lane, fmt.Sprintf("%s/%s-%02d", r.cfg.Node, lane.Name, i), wake.subscribe(), log)
+			w.breaker = r.breakers[lane.Name]
 			wg.Go(func() { w.run(ctx) })
 		}
 		if lane.Retention.enabled() {
