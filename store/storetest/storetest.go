@@ -45,6 +45,7 @@ func Run(t *testing.T, open Opener) {
 		{"Maintenance", maintenanceTests},
 		{"Ordered", orderedTests},
 		{"Payload", payloadTests},
+		{"LaneState", laneStateTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
