@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -28,6 +29,8 @@ type worker struct {
 	// breaker is the lane's broker's, shared with other lanes on it.
 	breaker *breaker
 	health  *Health
+	// paused is set while an operator has paused the lane.
+	paused *atomic.Bool
 }
 
 func newWorker(cfg Config, lane Lane, id string, wake <-chan struct{}, log *slog.Logger) *worker {
@@ -77,6 +80,10 @@ func (w *worker) run(ctx context.Context) {
 func (w *worker) claimLoop(ctx context.Context, handoff chan<- *claimed) {
 	pace := newPacer(w)
 	for pace.awaitWork(ctx) {
+		if w.paused.Load() {
+			pace.delay = w.lane.PollInterval
+			continue
+		}
 		ok, probe, wait := w.breaker.admit()
 		if !ok {
 			// The broker is down and another worker probes it: claim
