@@ -53,15 +53,18 @@ func (a *app) status(cmd *cobra.Command, tenant string) ([]admin.LaneStatus, err
 		}
 		out = append(out, admin.NewLaneStatus(l.Name, l.Table, st))
 	}
+	if err := admin.AddLaneStates(ctx, rt.Store, out); err != nil {
+		fmt.Fprintf(a.stderr, "herald: lane state (pauses, brokers) unknown: %v\n", err)
+	}
 	return out, nil
 }
 
 func (a *app) printStatus(lanes []admin.LaneStatus) error {
 	w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "LANE\tTABLE\tPENDING\tRETRYING\tIN FLIGHT\tDELIVERED\tDEAD\tOLDEST PENDING\t")
+	fmt.Fprintln(w, "LANE\tTABLE\tPENDING\tRETRYING\tIN FLIGHT\tDELIVERED\tDEAD\tOLDEST PENDING\tSTATE\t")
 	for _, l := range lanes {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.1fs\t\n", l.Name, l.Table, l.Pending, l.Retrying,
-			l.InFlight, l.Delivered, l.Dead, l.OldestPendingAgeSeconds)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.1fs\t%s\t\n", l.Name, l.Table, l.Pending, l.Retrying,
+			l.InFlight, l.Delivered, l.Dead, l.OldestPendingAgeSeconds, l.StateText())
 	}
 	return w.Flush()
 }
