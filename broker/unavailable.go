@@ -52,3 +52,12 @@ func MarkUnreachable(err error) error {
 	}
 	return err
 }
+
+// Pinger is an optional Publisher ability: a cheap check that the broker
+// is reachable, without sending an event. The relay pings at start (so a
+// broker down from the start shows as down before any event comes) and
+// when probing a down broker finds no event to probe with. Ping returns an
+// error wrapped with herald.Unavailable when the broker is not there.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}

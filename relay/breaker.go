@@ -2,6 +2,8 @@ package relay
 
 import (
 	"log/slog"
+
+	"github.com/heraldhq/herald/broker"
 	"sync"
 	"time"
 )
@@ -29,6 +31,10 @@ type breaker struct {
 	initial, max time.Duration
 	// changed, when set, is told of every transition (state persistence).
 	changed func(BrokerStatus)
+	// pinger, when the publisher has one, checks the broker without an
+	// event: at start, and for probes that find no event to send.
+	pinger      broker.Pinger
+	pingTimeout time.Duration
 
 	mu        sync.Mutex
 	open      bool

@@ -64,6 +64,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			slog.String("ordering", string(lane.Ordering)))
 	}
 	wg.Go(func() { r.state.run(ctx) })
+	wg.Go(func() { pingAtStart(ctx, r.breakers) })
 	wg.Wait()
 	r.cfg.Logger.Info("relay stopped", slog.String("node", r.cfg.Node))
 	return nil

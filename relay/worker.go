@@ -96,6 +96,9 @@ func (w *worker) claimLoop(ctx context.Context, handoff chan<- *claimed) {
 		if c != nil {
 			n = len(c.batch.items)
 			w.handOff(ctx, handoff, c)
+		} else if probe && err == nil {
+			// Nothing to probe with: ask the broker directly if it can be.
+			w.breaker.ping(ctx, true)
 		} else if probe {
 			w.breaker.probeDone()
 		}
