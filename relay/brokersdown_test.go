@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -122,6 +123,7 @@ func kafkaIDs(t *testing.T, addr, topic string, want int) []string {
 type webhookReceiver struct {
 	addr        string
 	unavailable atomic.Bool
+	limit       atomic.Int64 // bodies over it get 413 (0: no limit)
 	mu          sync.Mutex
 	ids         []string
 	srv         *http.Server
@@ -138,6 +140,10 @@ func startReceiver(t *testing.T) *webhookReceiver {
 func (r *webhookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if r.unavailable.Load() {
 		http.Error(w, "no upstream", http.StatusServiceUnavailable)
+		return
+	}
+	if n := r.limit.Load(); n > 0 && req.ContentLength > n {
+		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
 		return
 	}
 	r.mu.Lock()
@@ -200,4 +206,34 @@ func TestBrokerDownWebhookClosed(t *testing.T) {
 		pub: newWebhook(t), dest: broker.MustParseTemplate("http://" + r.addr + "/hook"),
 		stop: r.close, start: r.open, read: r.received,
 	})
+}
+
+// Rule: a broker that is up but refuses one event (too large: 413) dead-
+// letters that event at once while the others flow, and its breaker stays
+// closed: a refusal of one event is not an outage.
+func TestBrokerRefusingOneEventKeepsBreakerClosed(t *testing.T) {
+	r := startReceiver(t)
+	e := newEnv(t)
+	logs := &logLines{}
+	health := NewHealth()
+	big := events("big", "", 1)[0]
+	big.Payload = []byte(fmt.Sprintf(`{"blob":"%0800d"}`, 0))
+	limit := 500
+	r.limit.Store(int64(limit))
+	lane := e.lane(func(l *Lane) {
+		l.Publisher, l.Destination = newWebhook(t), broker.MustParseTemplate("http://"+r.addr+"/hook")
+		l.Retry = Retry{Initial: 50 * time.Millisecond, Max: time.Second, MaxAttempts: 3}
+	})
+	e.startWith(Config{Lanes: []Lane{lane}, Logger: slog.New(logs), Health: health})
+	e.enqueue(append(events("small", "", 20), big)...)
+	waitFor(t, 30*time.Second, "the small events delivered and the big one dead", func() bool {
+		st := e.stats()
+		return st.Delivered == 20 && st.Dead == 1
+	})
+	if rec := e.get(big.ID); rec.Attempts != 1 {
+		t.Errorf("the refused event took %d attempts, want 1 (a 413 is permanent)", rec.Attempts)
+	}
+	if n := logs.count("broker unreachable"); n != 0 || len(health.Unready()) != 0 {
+		t.Errorf("a refusal of one event opened the breaker: %d log lines, unready %v", n, health.Unready())
+	}
 }
