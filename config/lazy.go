@@ -29,7 +29,7 @@ func (rt *Runtime) connectLazily(ctx context.Context, name string, maxPayload in
 	if !herald.IsUnavailable(err) && !broker.Unreachable(err) {
 		return nil, err
 	}
-	log.Warn("broker unreachable at start; the relay connects when it answers",
+	log.Warn("cannot connect to the broker at start; the relay connects when it answers",
 		slog.String("broker", name), slog.String("error", err.Error()))
 	l := &lazy{dial: dial, maxPayload: maxPayload, firstErr: err}
 	rt.closers = append(rt.closers, l.Close)

@@ -26,6 +26,16 @@ type RedisServer struct {
 // under CI=true) when redis-server is not installed.
 func StartRedis(t testing.TB) *RedisServer {
 	t.Helper()
+	s := NewRedis(t)
+	s.Start(t)
+	return s
+}
+
+// NewRedis picks a free port and data directory for a private
+// redis-server without starting it (Start does), for tests of a program
+// that starts while its Redis is down.
+func NewRedis(t testing.TB) *RedisServer {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		Unavailable(t, "redis-server is not installed", err)
@@ -37,7 +47,6 @@ func StartRedis(t testing.TB) *RedisServer {
 	addr := ln.Addr().String()
 	ln.Close()
 	s := &RedisServer{Addr: addr, bin: bin, dir: t.TempDir()}
-	s.Start(t)
 	t.Cleanup(func() { s.Stop(t) })
 	return s
 }
