@@ -43,7 +43,7 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 	if err != nil {
 		return err
 	}
-	rt, err := config.OpenStore(ctx, f, migrate)
+	rt, err := openStoreWaiting(ctx, f, migrate, log)
 	if err != nil {
 		return err
 	}
