@@ -19,6 +19,7 @@ import (
 
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/kafka"
+	"github.com/heraldhq/herald/broker/rabbitmq"
 	"github.com/heraldhq/herald/broker/redis"
 	"github.com/heraldhq/herald/broker/webhook"
 	"github.com/heraldhq/herald/internal/testenv"
@@ -236,4 +237,22 @@ func TestBrokerRefusingOneEventKeepsBreakerClosed(t *testing.T) {
 	if n := logs.count("broker unreachable"); n != 0 || len(health.Unready()) != 0 {
 		t.Errorf("a refusal of one event opened the breaker: %d log lines, unready %v", n, health.Unready())
 	}
+}
+
+// Rule: a RabbitMQ node of the test's own, stopped for 15s and started
+// again on the same port and data, costs no event.
+func TestBrokerDownRabbitMQ(t *testing.T) {
+	node := startRabbitNode(t)
+	const exchange, queue = "herald.down", "herald.down"
+	declareRabbitQueue(t, node.url(), exchange, queue)
+	p, err := rabbitmq.New(context.Background(), rabbitmq.Config{URL: node.url(), Exchange: exchange,
+		DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	runBrokerDown(t, outageTarget{
+		pub: p, dest: broker.MustParseTemplate("down.{event_type}"), stop: node.stop, start: node.start,
+		read: func(t *testing.T) []string { return queueIDs(t, node.url(), queue) },
+	})
 }
