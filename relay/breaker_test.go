@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -147,4 +148,45 @@ func TestBrokerDownNATS(t *testing.T) {
 		},
 		read: func(t *testing.T) []string { return streamIDs(t, url, "DOWN") },
 	})
+}
+
+// Rule: a relay started while its NATS server is down reports the broker
+// down at once (a ping, before any event), spends no attempt, and relays
+// once the server comes up.
+func TestBrokerDownAtStartNATS(t *testing.T) {
+	port := freePort(t)
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	p, err := nats.New(context.Background(), nats.Config{URL: url, Stream: "START",
+		Subjects: []string{"start.>"}, CreateStream: true, ReconnectWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("nats.New with the server down must not fail: %v", err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	e := newEnv(t)
+	logs := &logLines{}
+	health := NewHealth()
+	lane := e.lane(func(l *Lane) {
+		l.Publisher, l.Destination = p, broker.MustParseTemplate("start.{event_type}")
+		l.Retry = Retry{Initial: 50 * time.Millisecond, Max: time.Second, MaxAttempts: 2}
+	})
+	e.startWith(Config{Lanes: []Lane{lane}, Logger: slog.New(logs), Health: health,
+		ProbeInitial: 50 * time.Millisecond, ProbeMax: 500 * time.Millisecond})
+	waitFor(t, 10*time.Second, "the broker reported down before any event", func() bool { return len(health.Unready()) > 0 })
+	evs := events("s", "", 20)
+	e.enqueue(evs...)
+	time.Sleep(2 * time.Second) // many probes' worth: with max_attempts 2 an unpaused lane would kill them
+	if st := e.stats(); st.Dead != 0 || st.Retrying != 0 {
+		t.Fatalf("events paid for a broker down at start: %+v", st)
+	}
+	srv, err := natsembed.Start(natsembed.Config{Dir: t.TempDir(), Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	waitFor(t, 30*time.Second, "every event delivered", func() bool { return e.stats().Delivered == int64(len(evs)) })
+	waitFor(t, 10*time.Second, "ready", func() bool { return len(health.Unready()) == 0 })
+	checkAllStored(t, evs, streamIDs(t, url, "START"))
+	if u, r := logs.count("broker unreachable"), logs.count("broker recovered"); u != 1 || r != 1 {
+		t.Errorf("%d unreachable and %d recovered log lines, want 1 and 1", u, r)
+	}
 }
