@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/admin"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -66,6 +68,20 @@ lanes:
 	time.Sleep(500 * time.Millisecond) // the relay tries meanwhile; nothing may go dead or be retried
 	if st := mainStats(t, s); st.Dead != 0 || st.Retrying != 0 {
 		t.Fatalf("events paid for the outage: %+v", st)
+	}
+	waitFor(t, 10*time.Second, "herald status (another process) showing the broker down", func() bool {
+		code, out, _ := cliRun(t, "status", "--config", cfg, "--json")
+		var st struct {
+			Lanes []admin.LaneStatus `json:"lanes"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Lanes) != 1 || st.Lanes[0].Broker == nil {
+			return false
+		}
+		b := st.Lanes[0].Broker
+		return b.Name == "cache" && !b.Up && !b.Since.IsZero() && strings.Contains(b.Error, "refused")
+	})
+	if _, out, _ := cliRun(t, "status", "--config", cfg); !strings.Contains(out, "broker cache down since") {
+		t.Errorf("herald status does not show the outage:\n%s", out)
 	}
 	srv.Start(t)
 	waitFor(t, 30*time.Second, "/readyz 200 once Redis is up", func() bool {
