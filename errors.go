@@ -59,3 +59,36 @@ func IsAmbiguous(err error) bool {
 	var a *AmbiguousError
 	return errors.As(err, &a)
 }
+
+// ErrUnavailable matches (errors.Is) every UnavailableError.
+var ErrUnavailable = errors.New("herald: broker unavailable")
+
+// UnavailableError marks a failure that says the broker is not there
+// (connection refused or reset, no answer at all, no stream leader, a
+// closed channel, a 502/503/504 from a webhook's gateway) rather than
+// anything about the event. The relay does not spend the event's attempt on
+// it: it opens the broker's breaker, releases the lane's claimed rows and
+// probes the broker until it answers. It may wrap an AmbiguousError when the
+// message may have been sent before the broker went away.
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string { return "broker unavailable: " + e.Err.Error() }
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrUnavailable) true.
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// Unavailable wraps err as an UnavailableError. Unavailable(nil) is nil;
+// an error that is already unavailable is returned as is.
+func Unavailable(err error) error {
+	if err == nil || IsUnavailable(err) {
+		return err
+	}
+	return &UnavailableError{Err: err}
+}
+
+// IsUnavailable reports whether err, or anything it wraps, says the broker
+// is unavailable. A permanent error never is: it is about the event.
+func IsUnavailable(err error) bool {
+	return errors.Is(err, ErrUnavailable) && !IsPermanent(err)
+}

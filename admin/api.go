@@ -23,6 +23,10 @@ type LaneStatus struct {
 	Delivered               int64   `json:"delivered"`
 	Dead                    int64   `json:"dead"`
 	OldestPendingAgeSeconds float64 `json:"oldest_pending_age_seconds"`
+	// Paused, PausedAt and Broker come from herald_lane_state (SetState).
+	Paused   bool         `json:"paused"`
+	PausedAt *time.Time   `json:"paused_at,omitempty"`
+	Broker   *BrokerState `json:"broker,omitempty"`
 }
 
 // NewLaneStatus is the status of lane name over table from its stats.
@@ -83,6 +87,8 @@ func (a api) lanesStatus(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, NewLaneStatus(l.Name, l.Table, st))
 	}
+	// Without the state table (not migrated yet) the lanes show no state.
+	_ = AddLaneStates(ctx, a.st, out)
 	unselected, err := Unselected(ctx, a.st, scopes, tenant)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,9 +28,13 @@ type Server struct {
 }
 
 // Listen starts serving on addr (host:port; port 0 picks a free one) the
-// metrics gathered by reg, the health of st and the read-only API over
-// lanes.
-func Listen(addr string, reg prometheus.Gatherer, st store.Store, lanes []relay.Lane) (*Server, error) {
+// metrics gathered by reg, the health of st (and of the relay, WithHealth)
+// and the read-only API over lanes.
+func Listen(addr string, reg prometheus.Gatherer, st store.Store, lanes []relay.Lane, opts ...Option) (*Server, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin: listen on %s: %w", addr, err)
@@ -45,6 +50,12 @@ func Listen(addr string, reg prometheus.Gatherer, st store.Store, lanes []relay.
 		if err := st.DB().PingContext(ctx); err != nil {
 			http.Error(w, "store unreachable: "+err.Error(), http.StatusServiceUnavailable)
 			return
+		}
+		if o.health != nil {
+			if why := o.health.Unready(); len(why) > 0 {
+				http.Error(w, strings.Join(why, "\n"), http.StatusServiceUnavailable)
+				return
+			}
 		}
 		fmt.Fprintln(w, "ok")
 	})

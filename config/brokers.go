@@ -49,10 +49,16 @@ func (rt *Runtime) startBroker(ctx context.Context, name string, b *Broker, log 
 		return closing(rt, built(kafka.New(ctx, b.Kafka.Config)))
 	case b.RabbitMQ != nil:
 		rt.Endpoints[name] = "RabbitMQ at " + Redact(b.RabbitMQ.URL)
-		return closing(rt, built(rabbitmq.New(ctx, b.RabbitMQ.Config)))
+		c := b.RabbitMQ.Config
+		return rt.connectLazily(ctx, name, c.WithDefaults().MaxPayload, func(ctx context.Context) (broker.Publisher, error) {
+			return rabbitmq.New(ctx, c)
+		}, log)
 	case b.Redis != nil:
 		rt.Endpoints[name] = "Redis Streams at " + Redact(b.Redis.URL)
-		return closing(rt, built(redis.New(ctx, b.Redis.Config)))
+		c := b.Redis.Config
+		return rt.connectLazily(ctx, name, c.WithDefaults().MaxPayload, func(ctx context.Context) (broker.Publisher, error) {
+			return redis.New(ctx, c)
+		}, log)
 	case b.RocketMQ != nil:
 		rt.Endpoints[name] = "RocketMQ name servers " + strings.Join(b.RocketMQ.NameServers, ",")
 		cfg := b.RocketMQ.Config

@@ -126,7 +126,7 @@ func (l *Lane) relayLane(p broker.Publisher) relay.Lane {
 	return relay.Lane{
 		Name: l.Name, Table: l.Table, Tenant: l.Tenant,
 		IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes,
-		Publisher: p, Destination: broker.MustParseTemplate(l.Destination), // validated at load
+		Publisher: p, Broker: l.Broker, Destination: broker.MustParseTemplate(l.Destination), // validated at load
 		Ordering: relay.Ordering(l.Ordering), OnDead: relay.OnDead(l.OnDead), MaxPayload: l.MaxPayload,
 		Concurrency: l.Concurrency, BatchSize: l.BatchSize,
 		PollInterval: l.PollInterval.D(), PublishTimeout: l.PublishTimeout.D(), Lease: l.Lease.D(),

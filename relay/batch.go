@@ -36,6 +36,8 @@ type item struct {
 type batch struct {
 	w     *worker
 	items []item
+	// probe is set on the one-row batch that probes a down broker.
+	probe bool
 }
 
 func newBatch(w *worker, recs []store.Record) *batch {
@@ -87,7 +89,8 @@ func (b *batch) publish(ctx context.Context, deadline time.Time) {
 // canPublish reports whether one more publish fits before shutdown and the
 // lease deadline.
 func (b *batch) canPublish(ctx context.Context, deadline time.Time) bool {
-	return ctx.Err() == nil && time.Now().Add(b.w.lane.PublishTimeout).Before(deadline)
+	return ctx.Err() == nil && time.Now().Add(b.w.lane.PublishTimeout).Before(deadline) &&
+		(b.probe || !b.w.breaker.isOpen())
 }
 
 func (b *batch) pendingIndexes() []int {
@@ -160,10 +163,14 @@ func (b *batch) publishRound(ctx context.Context, idx []int) {
 			results[j].Err = err
 		}
 	}
+	down := b.judgeRound(results)
 	for j, i := range send {
 		endPublishSpan(spans[j], results[j])
 		it := &b.items[i]
-		if results[j].Err != nil {
+		if down && results[j].Err != nil {
+			// No answer from the broker for any: released, attempts given back.
+			it.outcome, it.err = unpublished, results[j].Err
+		} else if results[j].Err != nil {
 			it.outcome, it.err = failed, results[j].Err
 		} else {
 			it.outcome, it.receipt = delivered, results[j].Receipt

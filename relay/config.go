@@ -71,8 +71,12 @@ type Lane struct {
 	IncludeTypes []string
 	// ExcludeTypes leaves these event types to other lanes.
 	ExcludeTypes []string
-	// Publisher sends the lane's messages. Required.
+	// Publisher sends the lane's messages. Required. Lanes given the same
+	// Publisher share one breaker: an outage of that broker pauses them all.
 	Publisher broker.Publisher
+	// Broker names the lane's broker connection in logs, health and
+	// metrics. Defaults to the lane's name.
+	Broker string
 	// Destination renders each message's subject/topic/routing key. Required.
 	Destination broker.Template
 	// MaxPayload, when positive, is the largest payload the lane publishes,
@@ -123,6 +127,13 @@ type Config struct {
 	// OpenTelemetry's global provider, which does nothing until the
 	// application installs one.
 	TracerProvider trace.TracerProvider
+	// Health, when set, is where the relay keeps its brokers' and
+	// database's state, for a readiness check or metrics to read.
+	Health *Health
+	// ProbeInitial and ProbeMax bound the wait between probes of an
+	// unreachable broker: ProbeInitial after the outage begins, doubling
+	// per failed probe up to ProbeMax. Default 250ms and 10s.
+	ProbeInitial, ProbeMax time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -139,6 +150,16 @@ func (c Config) withDefaults() Config {
 	if c.TracerProvider == nil {
 		c.TracerProvider = otel.GetTracerProvider()
 	}
+	if c.Health == nil {
+		c.Health = NewHealth()
+	}
+	if c.ProbeInitial <= 0 {
+		c.ProbeInitial = defaultProbeInitial
+	}
+	if c.ProbeMax <= 0 {
+		c.ProbeMax = defaultProbeMax
+	}
+	c.ProbeMax = max(c.ProbeMax, c.ProbeInitial)
 	lanes := make([]Lane, len(c.Lanes))
 	for i, l := range c.Lanes {
 		lanes[i] = l.withDefaults()
@@ -150,6 +171,9 @@ func (c Config) withDefaults() Config {
 func (l Lane) withDefaults() Lane {
 	if l.Table == "" {
 		l.Table = herald.DefaultTable
+	}
+	if l.Broker == "" {
+		l.Broker = l.Name
 	}
 	if l.Ordering == "" {
 		l.Ordering = OrderingNone

@@ -31,6 +31,18 @@
 // Claiming, publishing and marking overlap: a worker is a pipeline with one
 // batch in each stage, so the database and the broker work at the same time.
 //
+// # Outages
+//
+// A broker that is not there is the lane's state, not the events' fault.
+// Lanes given the same Publisher share a breaker. A publish round whose
+// results are all herald.Unavailable (no answer about any event) opens it:
+// the lanes stop claiming and release what they hold with the attempts
+// given back, one worker at a time probes with one event (or a
+// broker.Pinger ping) under a capped backoff, and the first answer closes
+// it. The outage is logged once each way and shown by Health; attempts,
+// backoff and dead letters are for answers about an event. A lane paused
+// in herald_lane_state (store.LaneStater) claims nothing.
+//
 // On shutdown a worker stops claiming, lets its in-flight publish finish
 // within publish_timeout, marks the outcomes and releases every claimed row
 // it did not publish, so another relay can take them at once.

@@ -118,7 +118,9 @@ func (e *env) startWith(cfg Config) *running {
 
 func (e *env) run(r *running, cfg Config) *running {
 	cfg.Store, cfg.Node = e.store, "test"
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	rl, err := New(cfg)
 	if err != nil {
 		e.t.Fatal(err)

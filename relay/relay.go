@@ -9,7 +9,9 @@ import (
 
 // Relay runs every configured lane's workers and maintenance.
 type Relay struct {
-	cfg Config
+	cfg      Config
+	breakers map[string]*breaker // by lane name
+	state    *laneState
 }
 
 // New validates cfg and returns a Relay, or an error naming what is wrong.
@@ -18,8 +20,16 @@ func New(cfg Config) (*Relay, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Relay{cfg: cfg}, nil
+	r := &Relay{cfg: cfg, breakers: newBreakers(cfg), state: newLaneState(cfg)}
+	for _, b := range r.breakers {
+		b.changed = r.state.report
+	}
+	return r, nil
 }
+
+// Health is where the relay keeps its brokers' and database's state
+// (Config.Health, or its own).
+func (r *Relay) Health() *Health { return r.cfg.Health }
 
 // Run relays until ctx is cancelled, then shuts down gracefully: no new
 // claims, in-flight publishes finish within their publish_timeout, their
@@ -27,6 +37,13 @@ func New(cfg Config) (*Relay, error) {
 // clean shutdown. Tables must exist (Store.Migrate) before Run.
 func (r *Relay) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
+	// Pauses are known before the first claim; each broker's state is
+	// written at start, so a report left by a relay that died mid-outage
+	// does not stand.
+	r.state.read(ctx)
+	for _, b := range r.breakers {
+		r.state.report(b.status())
+	}
 	for _, lane := range r.cfg.Lanes {
 		wake, stop, err := subscribeWakeups(ctx, r.cfg.Store, lane.Table)
 		if err != nil {
@@ -36,6 +53,7 @@ func (r *Relay) Run(ctx context.Context) error {
 		log := r.cfg.Logger.With(slog.String("lane", lane.Name), slog.String("node", r.cfg.Node))
 		for i := 1; i <= lane.Concurrency; i++ {
 			w := newWorker(r.cfg, lane, fmt.Sprintf("%s/%s-%02d", r.cfg.Node, lane.Name, i), wake.subscribe(), log)
+			w.breaker, w.paused = r.breakers[lane.Name], r.state.paused[lane.Name]
 			wg.Go(func() { w.run(ctx) })
 		}
 		if lane.Retention.enabled() {
@@ -45,6 +63,8 @@ func (r *Relay) Run(ctx context.Context) error {
 		log.Info("lane started", slog.String("table", lane.Table), slog.Int("workers", lane.Concurrency),
 			slog.String("ordering", string(lane.Ordering)))
 	}
+	wg.Go(func() { r.state.run(ctx) })
+	wg.Go(func() { pingAtStart(ctx, r.breakers) })
 	wg.Wait()
 	r.cfg.Logger.Info("relay stopped", slog.String("node", r.cfg.Node))
 	return nil

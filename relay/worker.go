@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -25,11 +26,17 @@ type worker struct {
 	// notified is true when the store wakes the worker on every commit.
 	notified bool
 	tracer   trace.Tracer
+	// breaker is the lane's broker's, shared with other lanes on it.
+	breaker *breaker
+	health  *Health
+	// paused is set while an operator has paused the lane.
+	paused *atomic.Bool
 }
 
 func newWorker(cfg Config, lane Lane, id string, wake <-chan struct{}, log *slog.Logger) *worker {
 	w := &worker{store: cfg.Store, lane: lane, id: id, wake: wake, obs: cfg.Observer,
-		log: log.With(slog.String("worker", id)), tracer: cfg.TracerProvider.Tracer(tracerName)}
+		log: log.With(slog.String("worker", id)), tracer: cfg.TracerProvider.Tracer(tracerName),
+		health: cfg.Health}
 	if l, ok := lane.Publisher.(broker.Limiter); ok {
 		w.maxPayload = l.MaxPayload()
 	}
@@ -73,14 +80,34 @@ func (w *worker) run(ctx context.Context) {
 func (w *worker) claimLoop(ctx context.Context, handoff chan<- *claimed) {
 	pace := newPacer(w)
 	for pace.awaitWork(ctx) {
-		c, err := w.claim(ctx)
+		if w.paused.Load() {
+			pace.delay = w.lane.PollInterval
+			continue
+		}
+		ok, probe, wait := w.breaker.admit()
+		if !ok {
+			// The broker is down and another worker probes it: claim
+			// nothing, look again when the next probe is due.
+			pace.delay = min(wait, w.lane.PollInterval)
+			continue
+		}
+		c, err := w.claim(ctx, probe)
 		n := 0
 		if c != nil {
 			n = len(c.batch.items)
 			w.handOff(ctx, handoff, c)
+		} else if probe && err == nil {
+			// Nothing to probe with: ask the broker directly if it can be.
+			w.breaker.ping(ctx, true)
+		} else if probe {
+			w.breaker.probeDone()
 		}
-		if err != nil && ctx.Err() == nil {
-			w.log.Error("claim failed", slog.String("error", err.Error()))
+		switch {
+		case err == nil:
+			w.health.storeOK()
+		case ctx.Err() == nil:
+			// Logged once per outage by health, not once per claim.
+			w.health.storeFailed(err)
 		}
 		pace.claimed(n, err)
 	}
@@ -121,20 +148,27 @@ type claimed struct {
 	stats    BatchStats
 }
 
-// claim claims one batch; nil when there was nothing to claim.
-func (w *worker) claim(ctx context.Context) (*claimed, error) {
+// claim claims one batch, of one row when it probes the lane's broker; nil
+// when there was nothing to claim.
+func (w *worker) claim(ctx context.Context, probe bool) (*claimed, error) {
 	start := time.Now()
 	token := rand.Int64()
+	limit := w.lane.BatchSize
+	if probe {
+		limit = 1
+	}
 	recs, err := w.store.Claim(ctx, store.ClaimParams{
 		Scope: w.lane.Scope(), Owner: w.id, Token: token, Lease: w.lane.Lease,
-		Limit: w.lane.BatchSize, Ordered: w.lane.Ordering == OrderingKey,
+		Limit: limit, Ordered: w.lane.Ordering == OrderingKey,
 		ParkOnDead: w.lane.OnDead == OnDeadPark, AsyncCommit: true,
 	})
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
+	b := newBatch(w, recs)
+	b.probe = probe
 	return &claimed{
-		batch:    newBatch(w, recs),
+		batch:    b,
 		fence:    store.Fence{Table: w.lane.Table, Token: token},
 		deadline: start.Add(w.lane.Lease - w.lane.Lease/10),
 		stats:    BatchStats{Lane: w.lane.Name, Worker: w.id, Claimed: len(recs), Claim: time.Since(start)},
@@ -144,7 +178,14 @@ func (w *worker) claim(ctx context.Context) (*claimed, error) {
 // publish sends a claimed batch to the broker.
 func (w *worker) publish(ctx context.Context, c *claimed) {
 	start := time.Now()
-	c.batch.publish(ctx, c.deadline)
+	// While the broker is down only the probe is sent; the other batches'
+	// rows are released unpublished, their attempts given back.
+	if c.batch.probe || !w.breaker.isOpen() {
+		c.batch.publish(ctx, c.deadline)
+	}
+	if c.batch.probe {
+		w.breaker.probeDone()
+	}
 	c.stats.Publish = time.Since(start)
 }
 

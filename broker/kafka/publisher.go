@@ -171,6 +171,16 @@ func classify(m broker.Message, err error) error {
 	case errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.TopicAuthorizationFailed),
 		errors.Is(err, kerr.ClusterAuthorizationFailed):
 		return wrapped // refused before writing; fixable by an operator
+	case errors.Is(err, kerr.NotLeaderForPartition), errors.Is(err, kerr.LeaderNotAvailable),
+		errors.Is(err, kerr.BrokerNotAvailable), errors.Is(err, kerr.NotEnoughReplicas):
+		// The partition has no leader to write to: nothing written, and
+		// nothing said about this event.
+		return herald.Unavailable(wrapped)
+	case errors.Is(err, kerr.NetworkException), errors.Is(err, kerr.RequestTimedOut),
+		errors.Is(err, kgo.ErrRecordTimeout), broker.Unreachable(err):
+		// No answer from the cluster: may have been written, and the
+		// cluster is not there.
+		return herald.Unavailable(herald.Ambiguous(wrapped))
 	}
 	// Timeouts, exhausted retries, a cancelled context, a dropped
 	// connection: the batch may have been written.
@@ -229,7 +239,12 @@ func (g *gather) wait(ctx context.Context) []broker.Result {
 	copy(out, g.results)
 	for i, ok := range g.isSet {
 		if !ok {
-			out[i].Err = herald.Ambiguous(fmt.Errorf("kafka: no acknowledgement by the deadline: %w", context.Cause(ctx)))
+			// No answer at all by the deadline: the cluster is not there
+			// (franz-go retries unreachable brokers until then). The relay
+			// counts it against the event only when other records of the
+			// round got answers.
+			out[i].Err = herald.Unavailable(herald.Ambiguous(
+				fmt.Errorf("kafka: no acknowledgement by the deadline: %w", context.Cause(ctx))))
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,6 +25,11 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 		return results
 	}
 	if err := p.usable(ctx); err != nil {
+		if !errors.Is(err, ErrClosed) {
+			// Not connected, or the stream could not be looked up: the
+			// server is not there for any event.
+			err = herald.Unavailable(err)
+		}
 		for i, m := range msgs {
 			results[i].Err = fmt.Errorf("event %s not sent: %w", m.Event.ID, err)
 		}
@@ -58,7 +64,7 @@ func (p *Publisher) send(ctx context.Context, msgs []broker.Message, results []b
 	for i, m := range msgs {
 		key := m.Event.PartitionKey
 		if key != "" && held[key] {
-			results[i].Err = fmt.Errorf("nats: event %s not sent: an earlier message of partition key %q in this batch failed", m.Event.ID, key)
+			results[i].Err = fmt.Errorf("nats: event %s %w: an earlier message of partition key %q in this batch failed", m.Event.ID, broker.ErrHeldBack, key)
 			continue
 		}
 		f, err := p.sendOne(ctx, m, limit)
@@ -148,8 +154,13 @@ func (p *Publisher) await(ctx context.Context, msgs []broker.Message, futures []
 			case ack := <-f.Ok():
 				results[i].Receipt = receipt(ack)
 			default:
-				results[i].Err = herald.Ambiguous(fmt.Errorf("nats: event %s on %s: no ack before the deadline: %w",
+				err := herald.Ambiguous(fmt.Errorf("nats: event %s on %s: no ack before the deadline: %w",
 					msgs[i].Event.ID, msgs[i].Destination, ctx.Err()))
+				if !p.nc.IsConnected() {
+					// No answer because the connection went away.
+					err = herald.Unavailable(err)
+				}
+				results[i].Err = err
 			}
 		}
 	}

@@ -113,7 +113,8 @@ func (p *Publisher) session(ctx context.Context) (*session, error) {
 	}
 	s, err := dial(ctx, p.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("not sent: %w", err)
+		// No connection, channel or exchange: nothing about any event.
+		return nil, herald.Unavailable(fmt.Errorf("not sent: %w", err))
 	}
 	p.sess = s
 	return s, nil
@@ -157,7 +158,10 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 				results[i].Receipt = herald.Receipt{MessageID: msgs[i].Event.ID}
 			}
 		case <-ctx.Done():
-			results[i].Err = herald.Ambiguous(fmt.Errorf("rabbitmq: no confirm by the deadline: %w", context.Cause(ctx)))
+			// No answer: the broker is not there (the relay counts it
+			// against the event when others in the round got answers).
+			results[i].Err = herald.Unavailable(herald.Ambiguous(
+				fmt.Errorf("rabbitmq: no confirm by the deadline: %w", context.Cause(ctx))))
 		}
 	}
 	return results

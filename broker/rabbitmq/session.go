@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/broker"
 )
 
 // ErrUnroutable is the error of a mandatory message the broker returned
@@ -155,7 +156,7 @@ func (s *session) fail() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for tag, w := range s.pending {
-		w.err = herald.Ambiguous(errors.New("rabbitmq: channel closed before the broker confirmed"))
+		w.err = herald.Unavailable(herald.Ambiguous(errors.New("rabbitmq: channel closed before the broker confirmed")))
 		close(w.done)
 		delete(s.pending, tag)
 	}
@@ -169,10 +170,11 @@ func (s *session) publish(ctx context.Context, exchange, key string, mandatory b
 	s.pubMu.Lock()
 	defer s.pubMu.Unlock()
 	if s.dead.Load() {
-		return nil, errors.New("rabbitmq: not sent: connection lost")
+		return nil, herald.Unavailable(errors.New("rabbitmq: not sent: connection lost"))
 	}
 	if s.blocked.Load() {
-		return nil, errors.New("rabbitmq: not sent: the broker blocked publishing (resource alarm: memory or disk)")
+		// A resource alarm blocks every publisher: the broker's state.
+		return nil, herald.Unavailable(errors.New("rabbitmq: not sent: the broker blocked publishing (resource alarm: memory or disk)"))
 	}
 	w := &waiter{msgID: msg.MessageId, done: make(chan struct{})}
 	tag := s.ch.GetNextPublishSeqNo()
@@ -183,7 +185,11 @@ func (s *session) publish(ctx context.Context, exchange, key string, mandatory b
 		s.mu.Lock()
 		delete(s.pending, tag)
 		s.mu.Unlock()
-		return nil, fmt.Errorf("rabbitmq: not sent: %w", err)
+		err = fmt.Errorf("rabbitmq: not sent: %w", err)
+		if errors.Is(err, amqp.ErrClosed) || broker.Unreachable(err) {
+			err = herald.Unavailable(err)
+		}
+		return nil, err
 	}
 	return w, nil
 }

@@ -73,7 +73,7 @@ func New(ctx context.Context, cfg Config) (*Publisher, error) {
 	client := goredis.NewClient(opts)
 	if err := client.Ping(ctx).Err(); err != nil {
 		client.Close()
-		return nil, fmt.Errorf("redis: ping %s: %w", opts.Addr, err)
+		return nil, broker.MarkUnreachable(fmt.Errorf("redis: ping %s: %w", opts.Addr, err))
 	}
 	return &Publisher{cfg: cfg, client: client}, nil
 }
@@ -190,16 +190,34 @@ func classify(m broker.Message, err error) error {
 		if strings.HasPrefix(rerr.Error(), "WRONGTYPE") {
 			return herald.Permanent(wrapped)
 		}
+		if serverUnavailable(rerr.Error()) {
+			return herald.Unavailable(wrapped)
+		}
 		return wrapped
 	}
 	var opErr *net.OpError
 	if errors.As(err, &opErr) && opErr.Op == "dial" {
-		return wrapped // never reached the server
+		return herald.Unavailable(wrapped) // never reached the server
 	}
 	if errors.Is(err, goredis.ErrPoolTimeout) || errors.Is(err, goredis.ErrClosed) {
-		return wrapped // never got a connection
+		return herald.Unavailable(wrapped) // never got a connection
 	}
 	// A timeout or a connection lost after the pipeline was written: the
 	// entry may be in the stream.
+	if broker.Unreachable(err) {
+		return herald.Unavailable(herald.Ambiguous(wrapped))
+	}
 	return herald.Ambiguous(wrapped)
+}
+
+// serverUnavailable reports whether a Redis error reply says the server
+// cannot take any write now (loading its dataset, a replica, a failover
+// under way, out of memory), not anything about the entry.
+func serverUnavailable(reply string) bool {
+	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "OOM"} {
+		if strings.HasPrefix(reply, p) {
+			return true
+		}
+	}
+	return false
 }

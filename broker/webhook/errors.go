@@ -16,8 +16,10 @@ var ErrClosed = errors.New("webhook: publisher is closed")
 
 // HTTPError is a non-2xx answer from a webhook receiver.
 //
-// 408, 429 and 5xx come back as a plain (retryable) *HTTPError; any other
-// status comes back wrapped in herald.Permanent. RetryAfter is the
+// 408, 429 and 5xx come back as a plain (retryable) *HTTPError, 502, 503
+// and 504 wrapped in herald.Unavailable (the receiver is not there: the
+// relay pauses the lane instead of spending attempts); any other status
+// comes back wrapped in herald.Permanent. RetryAfter is the
 // receiver's Retry-After (seconds or an HTTP date), zero when it sent none:
 // the relay should not retry the event before that. Code outside this
 // package that must not import it can read the delay through the
@@ -52,6 +54,13 @@ func retryableStatus(code int) bool {
 	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
 }
 
+// gatewayStatus reports whether a status says the receiver is not there
+// (a proxy in front of it found no upstream, or it is overloaded or down
+// for maintenance), rather than anything about the event.
+func gatewayStatus(code int) bool {
+	return code == http.StatusBadGateway || code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
+}
+
 // statusError classifies a non-2xx answer.
 func statusError(resp *http.Response, body string, now time.Time) error {
 	e := &HTTPError{StatusCode: resp.StatusCode, Body: body}
@@ -59,6 +68,9 @@ func statusError(resp *http.Response, body string, now time.Time) error {
 		return herald.Permanent(e)
 	}
 	e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), now)
+	if gatewayStatus(resp.StatusCode) {
+		return herald.Unavailable(e)
+	}
 	return e
 }
 

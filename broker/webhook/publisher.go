@@ -152,9 +152,11 @@ func (p *Publisher) post(ctx context.Context, m broker.Message) broker.Result {
 		err = fmt.Errorf("webhook: POST %s: %w", redact(req.URL), err)
 		if wrote.Load() {
 			// The receiver may have got it and acted on it.
-			return broker.Result{Err: herald.Ambiguous(err)}
+			err = herald.Ambiguous(err)
 		}
-		return broker.Result{Err: err}
+		// A refused or dropped connection, or no answer at all: the
+		// receiver is not there, whatever the event.
+		return broker.Result{Err: broker.MarkUnreachable(err)}
 	}
 	body := readSome(resp.Body)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {

@@ -43,7 +43,7 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 	if err != nil {
 		return err
 	}
-	rt, err := config.OpenStore(ctx, f, migrate)
+	rt, err := openStoreWaiting(ctx, f, migrate, log)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,8 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 		return err
 	}
 	a.announce(rt)
-	obs, stopAdmin, err := a.startAdmin(f, rt)
+	health := relay.NewHealth()
+	obs, stopAdmin, err := a.startAdmin(f, rt, health)
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 	}
 	defer stopTracing()
 	r, err := relay.New(relay.Config{Store: rt.Store, Lanes: rt.Lanes, Node: f.Node, Logger: log, Observer: obs,
-		TracerProvider: tp})
+		TracerProvider: tp, Health: health})
 	if err != nil {
 		return fmt.Errorf("%w: %v", config.ErrInvalid, err)
 	}
@@ -74,7 +75,7 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 
 // startAdmin serves metrics and health on admin.addr (unless it is off)
 // and returns the relay's metrics observer and a stop function.
-func (a *app) startAdmin(f *config.File, rt *config.Runtime) (relay.Observer, func(), error) {
+func (a *app) startAdmin(f *config.File, rt *config.Runtime, health *relay.Health) (relay.Observer, func(), error) {
 	if f.Admin.Addr == config.AdminOff {
 		return nil, func() {}, nil
 	}
@@ -84,7 +85,10 @@ func (a *app) startAdmin(f *config.File, rt *config.Runtime) (relay.Observer, fu
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := admin.Listen(f.Admin.Addr, reg, rt.Store, rt.Lanes)
+	if err := admin.RegisterHealth(reg, health); err != nil {
+		return nil, nil, err
+	}
+	srv, err := admin.Listen(f.Admin.Addr, reg, rt.Store, rt.Lanes, admin.WithHealth(health))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w (admin.addr; %q turns it off)", err, config.AdminOff)
 	}

@@ -58,6 +58,9 @@ func (a *app) status(cmd *cobra.Command, tenant string) (admin.StatusReport, err
 		}
 		out = append(out, admin.NewLaneStatus(l.Name, l.Table, st))
 	}
+	if err := admin.AddLaneStates(ctx, rt.Store, out); err != nil {
+		a.say("lane state (pauses, brokers) unknown: %v", err)
+	}
 	unselected, err := admin.Unselected(ctx, rt.Store, scopes, tenant)
 	if err != nil {
 		return admin.StatusReport{}, err
@@ -67,10 +70,10 @@ func (a *app) status(cmd *cobra.Command, tenant string) (admin.StatusReport, err
 
 func (a *app) printStatus(lanes []admin.LaneStatus) error {
 	w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "LANE\tTABLE\tPENDING\tRETRYING\tIN FLIGHT\tDELIVERED\tDEAD\tOLDEST PENDING\t")
+	fmt.Fprintln(w, "LANE\tTABLE\tPENDING\tRETRYING\tIN FLIGHT\tDELIVERED\tDEAD\tOLDEST PENDING\tSTATE\t")
 	for _, l := range lanes {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.1fs\t\n", l.Name, l.Table, l.Pending, l.Retrying,
-			l.InFlight, l.Delivered, l.Dead, l.OldestPendingAgeSeconds)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.1fs\t%s\t\n", l.Name, l.Table, l.Pending, l.Retrying,
+			l.InFlight, l.Delivered, l.Dead, l.OldestPendingAgeSeconds, l.StateText())
 	}
 	return w.Flush()
 }

@@ -102,6 +102,19 @@ var lockMigrations = []migration{{
 	name  TEXT PRIMARY KEY,
 	until INTEGER NOT NULL
 )`},
+}, {
+	// Lanes' shared state: operator pauses and brokers' reported state.
+	version: 2,
+	stmts: []string{`CREATE TABLE IF NOT EXISTS herald_lane_state (
+	lane         TEXT    PRIMARY KEY,
+	paused       INTEGER NOT NULL DEFAULT 0,
+	paused_at    INTEGER,
+	broker       TEXT    NOT NULL DEFAULT '',
+	broker_up    INTEGER NOT NULL DEFAULT 1,
+	broker_since INTEGER,
+	broker_error TEXT    NOT NULL DEFAULT '',
+	broker_node  TEXT    NOT NULL DEFAULT ''
+)`},
 }}
 
 const lockTable = "herald_locks"

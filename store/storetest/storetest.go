@@ -48,6 +48,7 @@ func Run(t *testing.T, open Opener) {
 		{"Schema", schemaTests},
 		{"Headers", headersTests},
 		{"Unselected", unselectedTests},
+		{"LaneState", laneStateTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

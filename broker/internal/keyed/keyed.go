@@ -7,7 +7,6 @@ package keyed
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -17,7 +16,8 @@ import (
 // ErrEarlierFailed is the error of a message that was not sent because an
 // earlier message of its partition key in the same batch failed: sending it
 // would let it overtake the retry of the failed one. It is retryable.
-var ErrEarlierFailed = errors.New("not sent: an earlier message of the same partition key failed in this batch")
+// It wraps broker.ErrHeldBack: it says nothing about the broker.
+var ErrEarlierFailed = fmt.Errorf("%w: an earlier message of the same partition key failed in this batch", broker.ErrHeldBack)
 
 // Send publishes msgs[i] and returns its result.
 type Send func(ctx context.Context, i int) broker.Result

@@ -1,0 +1,18 @@
+package nats
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/heraldhq/herald"
+)
+
+// Ping reports whether the server is there: connected, and the stream
+// checked (created when create_stream is on). It implements broker.Pinger.
+func (p *Publisher) Ping(ctx context.Context) error {
+	err := p.usable(ctx)
+	if err == nil || p.closed.Load() {
+		return err
+	}
+	return herald.Unavailable(fmt.Errorf("nats: %w", err))
+}

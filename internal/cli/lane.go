@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/store"
+)
+
+func (a *app) laneCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lane",
+		Short: "Pause and resume lanes in every relay process",
+	}
+	pause := &cobra.Command{Use: "pause NAME", Short: "Stop every relay from claiming the lane's events (within one poll interval)",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.setPaused(cmd.Context(), args[0], true) }}
+	resume := &cobra.Command{Use: "resume NAME", Short: "Let the relays claim the lane's events again",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.setPaused(cmd.Context(), args[0], false) }}
+	cmd.AddCommand(pause, resume)
+	return cmd
+}
+
+// setPaused records the lane's pause in the database, where every relay
+// process reads it each poll interval. The database must exist and be
+// migrated (nothing is created by accident); it migrates again so that the
+// state table exists on a database migrated by an older Herald.
+func (a *app) setPaused(ctx context.Context, name string, paused bool) error {
+	rt, err := a.load(ctx, openExisting)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	if err := rt.Migrate(ctx); err != nil {
+		return err
+	}
+	if name == "" {
+		return fmt.Errorf("%w: lane name is empty", config.ErrInvalid)
+	}
+	if _, err := rt.File.Lane(name); err != nil {
+		return err
+	}
+	ls, ok := rt.Store.(store.LaneStater)
+	if !ok {
+		return fmt.Errorf("store %s cannot keep lane state", rt.Store.Dialect())
+	}
+	if err := ls.SetLanePaused(ctx, name, paused); err != nil {
+		return err
+	}
+	what := "resumed"
+	if paused {
+		what = "paused"
+	}
+	fmt.Fprintf(a.stdout, "lane %s %s\n", name, what)
+	return nil
+}

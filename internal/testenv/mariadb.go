@@ -1,0 +1,98 @@
+package testenv
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// MariaDB is a mariadbd of a test's own, on its own port and data
+// directory, for tests that kill the database under a running program. It
+// is killed when the test ends.
+type MariaDB struct {
+	Port int
+	bin  string
+	dir  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// NewMariaDB creates a data directory (mariadb-install-db) and picks a
+// port, without starting the server; it skips the test (fails it under
+// CI=true) when MariaDB is not installed.
+func NewMariaDB(t testing.TB) *MariaDB {
+	t.Helper()
+	bin, err := exec.LookPath("mariadbd")
+	if err != nil {
+		Unavailable(t, "mariadbd is not installed", err)
+	}
+	install, err := exec.LookPath("mariadb-install-db")
+	if err != nil {
+		Unavailable(t, "mariadb-install-db is not installed", err)
+	}
+	dir := t.TempDir()
+	out, err := exec.Command(install, "--no-defaults", "--datadir="+filepath.Join(dir, "data"), "--user="+userName(),
+		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	m := &MariaDB{Port: port, bin: bin, dir: dir}
+	t.Cleanup(m.Kill)
+	return m
+}
+
+func userName() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "root"
+}
+
+// DSN is the server's DSN for database db (go-sql-driver form).
+func (m *MariaDB) DSN(db string) string {
+	return "root@tcp(127.0.0.1:" + strconv.Itoa(m.Port) + ")/" + db
+}
+
+// Start starts the server (again) and waits until its port accepts
+// connections.
+func (m *MariaDB) Start(t testing.TB) {
+	t.Helper()
+	m.cmd = exec.Command(m.bin, "--no-defaults", "--datadir="+filepath.Join(m.dir, "data"),
+		"--port="+strconv.Itoa(m.Port), "--bind-address=127.0.0.1", "--socket="+filepath.Join(m.dir, "sock"),
+		"--pid-file="+filepath.Join(m.dir, "pid"), "--user="+userName(), "--skip-log-bin",
+		"--innodb-buffer-pool-size=32M")
+	m.cmd.Stdout, m.cmd.Stderr = nil, nil
+	if err := m.cmd.Start(); err != nil {
+		t.Fatalf("start mariadbd: %v", err)
+	}
+	m.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(m.cmd, m.done)
+	WaitFor(t, 60*time.Second, 50*time.Millisecond, "mariadbd on port "+strconv.Itoa(m.Port), func() bool {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(m.Port), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+}
+
+// Kill SIGKILLs the server, as a crash would, and waits until it is gone.
+func (m *MariaDB) Kill() {
+	if m.cmd == nil {
+		return
+	}
+	_ = m.cmd.Process.Signal(syscall.SIGKILL)
+	<-m.done
+	m.cmd = nil
+}

@@ -1,0 +1,69 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
+)
+
+var _ store.LaneStater = (*Store)(nil)
+
+// LaneStates returns every lane's row of herald_lane_state.
+func (s *Store) LaneStates(ctx context.Context) (map[string]store.LaneState, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT lane, paused, paused_at, broker, broker_up, broker_since,
+  broker_error, broker_node FROM herald_lane_state`)
+	if err != nil {
+		return nil, fmt.Errorf("mysql store: lane states: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]store.LaneState{}
+	for rows.Next() {
+		var st store.LaneState
+		var pausedAt, since sql.NullTime
+		if err := rows.Scan(&st.Lane, &st.Paused, &pausedAt, &st.Broker, &st.BrokerUp, &since,
+			&st.BrokerError, &st.Node); err != nil {
+			return nil, fmt.Errorf("mysql store: lane states: %w", err)
+		}
+		st.PausedAt, st.BrokerSince = pausedAt.Time, since.Time
+		out[st.Lane] = st
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("mysql store: lane states: %w", err)
+	}
+	return out, nil
+}
+
+// SetLanePaused pauses or resumes lane; pausing a paused lane keeps its
+// paused_at. MySQL applies SET assignments left to right on the updated
+// row, so paused_at is decided before paused changes.
+func (s *Store) SetLanePaused(ctx context.Context, lane string, paused bool) error {
+	_, err := s.exec(ctx, `INSERT INTO herald_lane_state (lane, paused, paused_at)
+VALUES (?, ?, IF(?, UTC_TIMESTAMP(6), NULL))
+ON DUPLICATE KEY UPDATE
+  paused_at = IF(NOT VALUES(paused), NULL, IF(paused, paused_at, VALUES(paused_at))),
+  paused = VALUES(paused)`, lane, paused, paused)
+	if err != nil {
+		return fmt.Errorf("mysql store: pause %s: %w", lane, err)
+	}
+	return nil
+}
+
+// SetBrokerState records r for every lane of lanes; broker_since is set
+// before broker_up changes (assignments apply left to right).
+func (s *Store) SetBrokerState(ctx context.Context, lanes []string, r store.BrokerReport) error {
+	for _, lane := range lanes {
+		_, err := s.exec(ctx, `INSERT INTO herald_lane_state
+  (lane, broker, broker_up, broker_since, broker_error, broker_node) VALUES (?, ?, ?, UTC_TIMESTAMP(6), ?, ?)
+ON DUPLICATE KEY UPDATE
+  broker_since = IF(broker_up = VALUES(broker_up) AND broker_since IS NOT NULL, broker_since, VALUES(broker_since)),
+  broker = VALUES(broker), broker_up = VALUES(broker_up), broker_error = VALUES(broker_error),
+  broker_node = VALUES(broker_node)`, lane, r.Broker, r.Up, sqlcommon.TrimError(r.Error), r.Node)
+		if err != nil {
+			return fmt.Errorf("mysql store: broker state of lane %s: %w", lane, err)
+		}
+	}
+	return nil
+}
