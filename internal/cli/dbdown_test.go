@@ -12,35 +12,69 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/mysql"
+	"github.com/heraldhq/herald/store/postgres"
 )
+
+// ownDB is a database server of the test's own that it can kill.
+type ownDB interface {
+	Start(t testing.TB)
+	Kill()
+	DSN(db string) string
+}
 
 // Rule: `herald run` started while its database is down waits for it
 // (one log line) instead of exiting; a database SIGKILLed under the
 // running relay makes it not ready and logs once; restarted, the relay
-// recovers without a restart of its own and delivers.
+// recovers without a restart of its own and delivers. On a MariaDB and a
+// PostgreSQL of the test's own.
 func TestRunSurvivesDatabaseOutage(t *testing.T) {
-	db := testenv.NewMariaDB(t)
-	db.Start(t)
-	admin, err := sql.Open("mysql", db.DSN(""))
+	t.Run("mariadb", func(t *testing.T) {
+		db := testenv.NewMariaDB(t)
+		db.Start(t)
+		createDatabase(t, "mysql", db.DSN(""))
+		db.Kill()
+		testDatabaseOutage(t, db, "mysql", func() (store.Store, error) {
+			return mysql.Open(context.Background(), db.DSN("herald"), mysql.Options{})
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		db := testenv.NewPostgres(t)
+		db.Start(t)
+		createDatabase(t, "pgx", db.DSN("postgres"))
+		db.Kill()
+		testDatabaseOutage(t, db, "postgres", func() (store.Store, error) {
+			return postgres.Open(context.Background(), db.DSN("herald"), postgres.Options{})
+		})
+	})
+}
+
+// createDatabase creates the database herald, retrying while the server
+// is still starting up.
+func createDatabase(t *testing.T, driver, dsn string) {
+	t.Helper()
+	admin, err := sql.Open(driver, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.Exec("CREATE DATABASE herald"); err != nil {
-		t.Fatal(err)
-	}
-	admin.Close()
-	db.Kill()
+	defer admin.Close()
+	waitFor(t, 30*time.Second, "CREATE DATABASE herald", func() bool {
+		_, err = admin.Exec("CREATE DATABASE herald")
+		return err == nil
+	})
+}
 
+func testDatabaseOutage(t *testing.T, db ownDB, driver string, open func() (store.Store, error)) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "herald.yaml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`
-store: {driver: mysql, dsn: %q}
+store: {driver: %s, dsn: %q}
 brokers:
   out: {type: stdout}
 lanes:
   - {name: main, table: main_outbox, destination: "x.{topic}", poll_interval: 50ms}
-`, db.DSN("herald"))), 0o600)
+`, driver, db.DSN("herald"))), 0o600)
 	run := startChild(t, dir, "run", "--config", cfg)
 	waitFor(t, 30*time.Second, "the wait for the database logged", func() bool {
 		return strings.Contains(run.stderr.String(), "database unreachable at start")
@@ -49,7 +83,9 @@ lanes:
 	addr := adminAddr(t, run)
 	waitFor(t, 30*time.Second, "/readyz 200", func() bool { code, _ := readyz(addr); return code == http.StatusOK })
 
-	s, err := mysql.Open(context.Background(), db.DSN("herald"), mysql.Options{})
+	var s store.Store
+	var err error
+	waitFor(t, 30*time.Second, "the test's own store to open", func() bool { s, err = open(); return err == nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,120 @@
+package testenv
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Postgres is a PostgreSQL server of a test's own, on its own port and data
+// directory, for tests that kill the database under a running program. It
+// is killed when the test ends. PostgreSQL refuses to run as root, so when
+// the test runs as root the server runs as the postgres user.
+type Postgres struct {
+	Port int
+	bin  string
+	dir  string
+	cred *syscall.Credential
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// NewPostgres creates a data directory (initdb, trust authentication) and
+// picks a port, without starting the server; it skips the test (fails it
+// under CI=true) when PostgreSQL is not installed.
+func NewPostgres(t testing.TB) *Postgres {
+	t.Helper()
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	if len(bins) == 0 {
+		Unavailable(t, "PostgreSQL server binaries are not installed", os.ErrNotExist)
+	}
+	p := &Postgres{bin: bins[len(bins)-1]}
+	// Under /tmp (not t.TempDir, whose parents are private to root), so the
+	// postgres user can reach it.
+	dir, err := os.MkdirTemp("", "herald-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	p.dir = dir
+	if os.Geteuid() == 0 {
+		p.cred = postgresUser(t)
+		if err := os.Chown(dir, int(p.cred.Uid), int(p.cred.Gid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	initdb := p.command(filepath.Join(p.bin, "initdb"), "-D", filepath.Join(dir, "data"), "-U", "postgres",
+		"--auth=trust", "--no-sync", "-E", "UTF8")
+	if out, err := initdb.CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Port = ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	t.Cleanup(p.Kill)
+	return p
+}
+
+// postgresUser is the credential of the postgres system user.
+func postgresUser(t testing.TB) *syscall.Credential {
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		Unavailable(t, "no postgres user to run a PostgreSQL server as (running as root)", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+}
+
+// command runs a PostgreSQL program as the server's user, in its own
+// process group so that Kill takes the backends too.
+func (p *Postgres) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Setpgid: true}
+	return cmd
+}
+
+// DSN is the server's URL for database db.
+func (p *Postgres) DSN(db string) string {
+	return "postgres://postgres@127.0.0.1:" + strconv.Itoa(p.Port) + "/" + db + "?sslmode=disable"
+}
+
+// Start starts the server (again) and waits until its port accepts
+// connections.
+func (p *Postgres) Start(t testing.TB) {
+	t.Helper()
+	p.cmd = p.command(filepath.Join(p.bin, "postgres"), "-D", filepath.Join(p.dir, "data"),
+		"-p", strconv.Itoa(p.Port), "-k", p.dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off")
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start postgres: %v", err)
+	}
+	p.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(p.cmd, p.done)
+	WaitFor(t, 60*time.Second, 50*time.Millisecond, "postgres on port "+strconv.Itoa(p.Port), func() bool {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(p.Port), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+}
+
+// Kill SIGKILLs the server and its backends, as a crash would, and waits
+// until the postmaster is gone.
+func (p *Postgres) Kill() {
+	if p.cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+	p.cmd = nil
+}
