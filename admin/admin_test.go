@@ -227,8 +227,8 @@ func TestAPIUnselected(t *testing.T) {
 		if len(status.Unselected) != 1 || status.Unselected[0] != (TableUnselected{Table: herald.DefaultTable, Rows: want}) {
 			t.Errorf("/api/lanes%s = %s; want %d unselected rows in %s", query, body, want, herald.DefaultTable)
 		}
-		if len(status.Lanes) != 2 || len(status.Lanes[0]) != 8 {
-			t.Errorf("/api/lanes%s lanes = %v; want 2 lanes of the 8 fields", query, status.Lanes)
+		if len(status.Lanes) != 2 || len(status.Lanes[0]) != 9 {
+			t.Errorf("/api/lanes%s lanes = %v; want 2 lanes of the 9 fields (the 8 of before and paused)", query, status.Lanes)
 		}
 	}
 }

@@ -149,8 +149,8 @@ func TestStatusShowsRowsNoLaneSelects(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("status --json is not JSON: %v\n%s", err, out)
 	}
-	if len(st.Lanes) != 1 || len(st.Lanes[0]) != 8 || st.Lanes[0]["pending"] != 1.0 {
-		t.Errorf("status --json lanes = %v; want main with its 8 fields and pending 1", st.Lanes)
+	if len(st.Lanes) != 1 || len(st.Lanes[0]) != 9 || st.Lanes[0]["pending"] != 1.0 {
+		t.Errorf("status --json lanes = %v; want main with its 9 fields (the 8 of before and paused) and pending 1", st.Lanes)
 	}
 	if len(st.Unselected) != 1 || st.Unselected[0]["table"] != "main_outbox" || st.Unselected[0]["rows"] != 2.0 {
 		t.Errorf("status --json unselected = %v; want main_outbox with 2 rows", st.Unselected)
