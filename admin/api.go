@@ -48,13 +48,15 @@ type DeadSummary struct {
 	Attempts     int       `json:"attempts"`
 	LastError    string    `json:"last_error"`
 	CreatedAt    time.Time `json:"created_at"`
+	// DiedAt is when the event went dead, on the database clock.
+	DiedAt time.Time `json:"died_at"`
 }
 
 // NewDeadSummary summarizes a dead row.
 func NewDeadSummary(r store.Record) DeadSummary {
 	return DeadSummary{ID: r.ID, EventID: r.Event.ID, Type: r.Event.Type, Topic: r.Event.Topic,
 		PartitionKey: r.Event.PartitionKey, Tenant: r.Event.Tenant, Attempts: r.Attempts,
-		LastError: r.LastError, CreatedAt: r.Event.CreatedAt}
+		LastError: r.LastError, CreatedAt: r.Event.CreatedAt, DiedAt: r.DiedAt}
 }
 
 // maxDeadPage bounds one page of GET /api/lanes/{lane}/dead.

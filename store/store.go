@@ -76,6 +76,9 @@ type Record struct {
 	Age time.Duration
 	// AvailableAt is the next attempt (pending) or the lease end (in flight).
 	AvailableAt time.Time
+	// DiedAt is when a dead row went dead, on the database clock (zero for
+	// rows in other states).
+	DiedAt time.Time
 	// DeliveredAt is when the broker accepted it (delivered rows).
 	DeliveredAt time.Time
 	// Receipt is what the broker reported on delivery.

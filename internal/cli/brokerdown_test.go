@@ -69,7 +69,7 @@ lanes:
 	if st := mainStats(t, s); st.Dead != 0 || st.Retrying != 0 {
 		t.Fatalf("events paid for the outage: %+v", st)
 	}
-	waitFor(t, 10*time.Second, "herald status (another process) showing the broker down", func() bool {
+	waitFor(t, 30*time.Second, "herald status (another process) showing the broker down", func() bool {
 		code, out, _ := cliRun(t, "status", "--config", cfg, "--json")
 		var st struct {
 			Lanes []admin.LaneStatus `json:"lanes"`

@@ -193,6 +193,10 @@ func TestDeadListShowReplayPurge(t *testing.T) {
 	if strings.Count(out, `"event_id"`) != 2 || !strings.Contains(out, "poisoned") {
 		t.Fatalf("dead list --json = %q", out)
 	}
+	_, out, _ = cliRun(t, "dead", "list", "--config", cfg)
+	if !strings.Contains(out, "DIED (UTC)") || !strings.Contains(out, time.Now().UTC().Format(time.DateOnly)) {
+		t.Fatalf("dead list must say when each event died: %q", out)
+	}
 	_, out, _ = cliRun(t, "dead", "show", "--config", cfg, "dead-1")
 	if !strings.Contains(out, `"n": 1`) {
 		t.Fatalf("dead show must print the payload: %q", out)

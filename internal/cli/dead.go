@@ -99,10 +99,10 @@ func (a *app) deadList(ctx context.Context, f deadFlags) error {
 		return nil
 	}
 	w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tEVENT ID\tTYPE\tKEY\tTENANT\tATTEMPTS\tAGE\tLAST ERROR")
+	fmt.Fprintln(w, "ID\tEVENT ID\tTYPE\tKEY\tTENANT\tATTEMPTS\tDIED (UTC)\tLAST ERROR")
 	for _, r := range recs {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Event.ID, r.Event.Type, r.Event.PartitionKey,
-			r.Event.Tenant, r.Attempts, r.Age.Round(time.Second), oneLine(r.LastError, 80))
+			r.Event.Tenant, r.Attempts, r.DiedAt.UTC().Format(time.DateTime), oneLine(r.LastError, 80))
 	}
 	return w.Flush()
 }

@@ -30,6 +30,12 @@ func (a *app) laneCommand() *cobra.Command {
 // migrated (nothing is created by accident); it migrates again so that the
 // state table exists on a database migrated by an older Herald.
 func (a *app) setPaused(ctx context.Context, name string, paused bool) error {
+	// A wrong lane name is a usage error whatever the state of the database.
+	if f, err := config.Load(a.configPath); err != nil {
+		return err
+	} else if _, err := f.Lane(name); err != nil && name != "" {
+		return err
+	}
 	rt, err := a.load(ctx, openExisting)
 	if err != nil {
 		return err

@@ -18,7 +18,7 @@ import (
 // is the age on the database clock.
 const columns = `id, event_id, tenant, topic, event_type, partition_key, headers, payload,
 	created_at, available_at, status, attempts, last_error, lease_owner, delivered_at, receipt,
-	` + now + ` - created_at`
+	updated_at, ` + now + ` - created_at`
 
 // scopeFilter returns the AND terms (each starting with " AND ") and args
 // that restrict rows, aliased as alias, to s's tenant and type filters.
@@ -151,11 +151,12 @@ func scanRecord(sc scanner) (store.Record, error) {
 		r                         store.Record
 		headers, status, receipt  string
 		created, available, ageMs int64
+		updated                   int64
 		delivered                 sql.NullInt64
 	)
 	ev := &r.Event
 	err := sc.Scan(&r.ID, &ev.ID, &ev.Tenant, &ev.Topic, &ev.Type, &ev.PartitionKey, &headers, &ev.Payload,
-		&created, &available, &status, &r.Attempts, &r.LastError, &r.LeaseOwner, &delivered, &receipt, &ageMs)
+		&created, &available, &status, &r.Attempts, &r.LastError, &r.LeaseOwner, &delivered, &receipt, &updated, &ageMs)
 	if err != nil {
 		return r, err
 	}
@@ -166,6 +167,9 @@ func scanRecord(sc scanner) (store.Record, error) {
 	ev.CreatedAt = time.UnixMilli(created)
 	r.Status = store.Status(status)
 	r.AvailableAt = time.UnixMilli(available)
+	if r.Status == store.StatusDead {
+		r.DiedAt = time.UnixMilli(updated) // a dead row's last change is its death
+	}
 	if delivered.Valid {
 		r.DeliveredAt = time.UnixMilli(delivered.Int64)
 	}

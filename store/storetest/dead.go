@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald"
@@ -15,6 +16,27 @@ var deadTests = []test{
 	{"Replay", testReplay},
 	{"Purge", testPurge},
 	{"ListAndGet", testListGet},
+	{"DiedAt", testDiedAt},
+}
+
+// testDiedAt: a dead row says when it died (on the database clock, so
+// within a minute of the local clock here); other rows have no DiedAt.
+func testDiedAt(t *testing.T, h *harness) {
+	live, dying := event("Live"), event("Dying")
+	h.enqueue(dying)
+	h.killAll("poison")
+	h.enqueue(live)
+	died := h.get(dying.ID).DiedAt
+	if died.IsZero() || time.Since(died).Abs() > time.Minute {
+		errorf(t, "a dead row says when it died", "DiedAt %v", died)
+	}
+	if d := h.get(live.ID).DiedAt; !d.IsZero() {
+		errorf(t, "only dead rows have a DiedAt", "pending row has %v", d)
+	}
+	recs, err := h.s.List(h.ctx, store.ListParams{Scope: h.scope(), Status: store.StatusDead, Limit: 10})
+	if err != nil || len(recs) != 1 || !recs[0].DiedAt.Equal(died) {
+		errorf(t, "List returns DiedAt like Get", "%v %v", recs, err)
+	}
 }
 
 // killAll claims every claimable row and kills it with msg.

@@ -27,6 +27,9 @@ func Finish(r *store.Record, status, headers string, delivered sql.NullTime, rec
 	}
 	r.Event.CreatedAt = r.Event.CreatedAt.UTC()
 	r.AvailableAt = r.AvailableAt.UTC()
+	if r.Status == store.StatusDead {
+		r.DiedAt = r.AvailableAt // Kill sets available_at to the time of death
+	}
 	if delivered.Valid {
 		r.DeliveredAt = delivered.Time.UTC()
 	}
