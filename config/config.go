@@ -92,8 +92,12 @@ type Tracing struct {
 	// SampleRatio is the share of new traces sampled, 0 to 1 (default 1);
 	// spans in a trace the producer sampled follow the producer's decision.
 	SampleRatio *float64 `yaml:"sample_ratio"`
-	// ServiceName is the service.name resource attribute. Default herald.
+	// ServiceName is the service.name resource attribute. Default:
+	// OTEL_SERVICE_NAME, else herald.
 	ServiceName string `yaml:"service_name"`
+	// Protocol is http/protobuf (default) or grpc; empty takes
+	// OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL.
+	Protocol string `yaml:"protocol"`
 }
 
 // Log is the `log` section.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -15,37 +17,92 @@ import (
 	"github.com/heraldhq/herald/config"
 )
 
-// startTracing exports the relay's spans to the config's OTLP/HTTP
-// endpoint. It returns the tracer provider (nil when tracing is off, so the
-// relay falls back to the global one) and a stop that flushes what is
-// buffered.
+// startTracing exports the relay's spans over OTLP: to tracing.otlp_endpoint,
+// or where the standard OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT variables say;
+// over HTTP/protobuf unless tracing.protocol or OTEL_EXPORTER_OTLP_(TRACES_)
+// PROTOCOL says grpc. It returns the tracer provider (nil when tracing is
+// off, so the relay falls back to the global one) and a stop that flushes
+// what is buffered.
 func (a *app) startTracing(ctx context.Context, t config.Tracing) (trace.TracerProvider, func(), error) {
-	if t.OTLPEndpoint == "" {
+	endpoint := t.OTLPEndpoint
+	fromEnv := firstEnv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+	if endpoint == "" && fromEnv == "" {
 		return nil, func() {}, nil
 	}
-	endpoint := tracesURL(t.OTLPEndpoint)
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint))
+	exp, where, err := newExporter(ctx, t, endpoint, fromEnv)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tracing.otlp_endpoint: %w", err)
+		return nil, nil, fmt.Errorf("tracing: %w", err)
 	}
-	ratio := 1.0
-	if t.SampleRatio != nil {
-		ratio = *t.SampleRatio
-	}
-	name := t.ServiceName
-	if name == "" {
-		name = "herald"
-	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp),
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))),
-		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", name))))
-	a.say("tracing to %s", endpoint)
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithBatcher(exp), sdktrace.WithResource(tracingResource(t))}
+	switch {
+	case t.SampleRatio != nil:
+		opts = append(opts, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(*t.SampleRatio))))
+	case os.Getenv("OTEL_TRACES_SAMPLER") == "":
+		opts = append(opts, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())))
+	} // else the SDK reads OTEL_TRACES_SAMPLER(_ARG) itself
+	tp := sdktrace.NewTracerProvider(opts...)
+	a.say("tracing to %s", where)
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = tp.Shutdown(ctx)
 	}
 	return tp, stop, nil
+}
+
+// newExporter builds the OTLP exporter for the configured protocol and
+// says where it sends. Without a configured endpoint the exporter reads the
+// OTEL_EXPORTER_OTLP_* variables itself (endpoint, headers, TLS, timeout).
+func newExporter(ctx context.Context, t config.Tracing, endpoint, fromEnv string) (sdktrace.SpanExporter, string, error) {
+	protocol := t.Protocol
+	if protocol == "" {
+		protocol = firstEnv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	if protocol == "grpc" {
+		var opts []otlptracegrpc.Option
+		where := fromEnv + " (OTLP/gRPC)"
+		if endpoint != "" {
+			opts, where = append(opts, otlptracegrpc.WithEndpointURL(endpoint)), endpoint+" (OTLP/gRPC)"
+		}
+		exp, err := otlptracegrpc.New(ctx, opts...)
+		return exp, where, err
+	}
+	var opts []otlptracehttp.Option
+	where := fromEnv
+	if endpoint != "" {
+		where = tracesURL(endpoint)
+		opts = append(opts, otlptracehttp.WithEndpointURL(where))
+	}
+	exp, err := otlptracehttp.New(ctx, opts...)
+	return exp, where, err
+}
+
+// tracingResource names the service: tracing.service_name, else
+// OTEL_SERVICE_NAME, else herald; OTEL_RESOURCE_ATTRIBUTES adds the rest.
+func tracingResource(t config.Tracing) *resource.Resource {
+	name := t.ServiceName
+	if name == "" {
+		name = firstEnv("OTEL_SERVICE_NAME")
+	}
+	if name == "" {
+		name = "herald"
+	}
+	env, _ := resource.New(context.Background(), resource.WithFromEnv())
+	r, err := resource.Merge(env, resource.NewSchemaless(attribute.String("service.name", name)))
+	if err != nil {
+		return resource.NewSchemaless(attribute.String("service.name", name))
+	}
+	return r
+}
+
+// firstEnv returns the first of the variables that is set.
+func firstEnv(names ...string) string {
+	for _, n := range names {
+		if v := os.Getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // tracesURL adds OTLP's /v1/traces to an endpoint given without a path.
