@@ -20,15 +20,15 @@ import (
 func adminAddr(t *testing.T, c *child) string {
 	t.Helper()
 	re := regexp.MustCompile(`admin on http://(\S+)`)
-	var addr string
-	waitFor(t, 30*time.Second, "the admin address", func() bool {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
 		if m := re.FindStringSubmatch(c.stderr.String()); m != nil {
-			addr = m[1]
-			return true
+			return m[1]
 		}
-		return false
-	})
-	return addr
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no admin address from the child within 60s; its stderr:\n%s", c.stderr.String())
+	return ""
 }
 
 // readyz returns /readyz's status and body.

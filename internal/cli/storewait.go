@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/sleep"
@@ -33,7 +34,7 @@ func openStoreWaiting(ctx context.Context, f *config.File, migrate bool, log *sl
 			}
 			return rt, nil
 		}
-		if errors.Is(err, config.ErrInvalid) || !broker.Unreachable(err) {
+		if errors.Is(err, config.ErrInvalid) || !(broker.Unreachable(err) || herald.IsUnavailable(err)) {
 			return nil, err
 		}
 		if began.IsZero() {

@@ -63,7 +63,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg.RuntimeParams["jit"] = "off"
 	db := stdlib.OpenDB(*cfg)
 	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, CheckVersion); err != nil {
-		return nil, err
+		return nil, startingUp(err)
 	}
 	var version string
 	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&version); err != nil {
@@ -142,4 +142,15 @@ func quote(table string) (string, error) {
 // inTx runs f in a READ COMMITTED transaction, retrying conflicts.
 func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
 	return sqlcommon.InTx(ctx, s.db, retryable, f)
+}
+
+// startingUp marks a server that refuses connections while it starts,
+// recovers or shuts down (SQLSTATE 57P03, cannot_connect_now) as
+// unavailable: it will take connections soon, like one not yet listening.
+func startingUp(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "57P03" {
+		return herald.Unavailable(err)
+	}
+	return err
 }
