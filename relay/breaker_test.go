@@ -52,6 +52,22 @@ func (l *logLines) count(prefix string) int {
 	return n
 }
 
+// texts renders the records whose message starts with prefix, attributes
+// included, for failure messages.
+func (l *logLines) texts(prefix string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, r := range l.lines {
+		if strings.HasPrefix(r.Message, prefix) {
+			text := r.Message
+			r.Attrs(func(a slog.Attr) bool { text += " " + a.String(); return true })
+			out = append(out, text)
+		}
+	}
+	return out
+}
+
 // runBrokerDown relays events through tg while its broker is stopped for
 // brokerDownFor and started again, and checks that none went dead, all
 // are in the broker, the outage was logged once each way and the relay's
@@ -101,7 +117,8 @@ func runBrokerDown(t *testing.T, tg outageTarget) {
 		t.Errorf("%d 'broker recovered' log lines, want 1", n)
 	}
 	if n := logs.count("publish failed"); n != 0 {
-		t.Errorf("%d per-event 'publish failed' log lines, want none: the outage is the lane's", n)
+		t.Errorf("%d per-event 'publish failed' log lines, want none: the outage is the lane's:\n%s", n,
+			strings.Join(logs.texts("publish failed"), "\n"))
 	}
 	if b := health.Brokers(); len(b) != 1 || !b[0].Up || b[0].OutageTotal < brokerDownFor/2 {
 		t.Errorf("health after the outage: %+v, want one broker, up, with an outage total near %v", b, brokerDownFor)
