@@ -20,7 +20,7 @@ const maxWait = time.Second
 
 // handle applies one message and settles it: ack once the event is done or
 // dead (applied now, before, or given up on), nack when ctx ends first. A
-// failing event is retried here, in its lane, until it is done or dead: that
+// failing event is retried here, in its shard, until it is done or dead: that
 // keeps one key's events in order, and a dead event no longer holds anything.
 func (p *Projector) handle(ctx context.Context, m broker.Received) {
 	ev := m.Event
@@ -98,7 +98,7 @@ func (p *Projector) handleBatch(ctx context.Context, msgs []broker.Received) {
 // fail records a handler failure and reports whether the event is now dead
 // (settled for good). Otherwise it waits out the backoff before returning.
 func (p *Projector) fail(ctx context.Context, key store.ProjectionKey, ev herald.Event, attempts int, herr error) bool {
-	retryIn := p.cfg.Backoff.next(attempts + 1)
+	retryIn := p.cfg.Backoff.Delay(attempts + 1)
 	state, n, err := p.cfg.Store.Fail(ctx, store.ProjectionFailure{
 		ProjectionKey: key, Error: herr.Error(), RetryIn: retryIn, MaxAttempts: p.cfg.MaxAttempts,
 		Permanent: herald.IsPermanent(herr), Event: ev,

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/backoff"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -25,25 +25,9 @@ type Handler func(ctx context.Context, tx *sql.Tx, ev herald.Event) error
 type ResetFunc func(ctx context.Context, tx *sql.Tx) error
 
 // Backoff is the wait before retrying a failed event: exponential from
-// Initial, capped at Max, with full jitter.
-type Backoff struct {
-	// Initial is the first wait. Defaults to 1s.
-	Initial time.Duration
-	// Max caps the wait. Defaults to 1m.
-	Max time.Duration
-}
-
-// next returns the wait after attempts failures (1 = the first), in
-// [Initial/2, min(Max, Initial·2^(attempts-1))], overflow-safe.
-func (b Backoff) next(attempts int) time.Duration {
-	d := b.Initial
-	for i := 1; i < attempts && d < b.Max; i++ {
-		d *= 2
-	}
-	d = min(d, b.Max)
-	half := d / 2
-	return half + rand.N(d-half+1)
-}
+// Initial (default 1s), capped at Max (default 1m), with equal jitter unless
+// Jitter says otherwise. It is the relay's backoff.Policy.
+type Backoff = backoff.Policy
 
 // Config configures a Projector.
 type Config struct {
@@ -115,6 +99,9 @@ func (c Config) WithDefaults() Config {
 		c.Backoff.Max = time.Minute
 	}
 	c.Backoff.Max = max(c.Backoff.Max, c.Backoff.Initial)
+	if c.Backoff.Jitter == "" {
+		c.Backoff.Jitter = backoff.JitterEqual
+	}
 	if c.SweepInterval <= 0 {
 		c.SweepInterval = 5 * time.Second
 	}

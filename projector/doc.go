@@ -45,10 +45,10 @@
 // together), then Fail records it: attempts + 1, last_error, next attempt
 // after an exponential backoff, and the event itself (so that it can be
 // replayed once the source has forgotten it). The worker retries the event
-// in place after the backoff; that holds back only its own lane (its key's
+// in place after the backoff; that holds back only its own shard (its key's
 // later events, which keeps their order). After MaxAttempts, or at once for
 // a herald.Permanent error (a bad payload), the row goes dead, the message
-// is acknowledged (the broker stops redelivering it) and the lane moves on.
+// is acknowledged (the broker stops redelivering it) and the shard moves on.
 // Dead events stay visible (herald projection status, ListProjection) and
 // replayable (herald projection replay NAME --dead): replay makes them
 // failed and due, and every running projector's sweep (SweepInterval)
@@ -56,9 +56,9 @@
 //
 // # Concurrency
 //
-// Run spreads messages over Workers lanes by tenant and partition key, so
+// Run spreads messages over Workers shards by tenant and partition key, so
 // one key's events are applied one at a time in the order received; events
-// without a key spread by event id. A lane applies what is waiting in it
+// without a key spread by event id. A shard applies what is waiting in it
 // in one transaction (ApplyBatch: one commit for up to Config.ApplyBatch
 // events), stopping at the first handler failure. Several processes may
 // run the same projection: the projection table's primary key and the

@@ -16,11 +16,11 @@ const cleanupBatch = 1000
 // replayed dead event, or one whose worker crashed during its backoff and
 // whose source will not redeliver it), and done rows past the dedupe
 // horizon are deleted.
-func (p *Projector) maintain(ctx context.Context, lanes []chan broker.Received) {
+func (p *Projector) maintain(ctx context.Context, shards []chan broker.Received) {
 	t := time.NewTicker(p.cfg.SweepInterval)
 	defer t.Stop()
 	for {
-		p.sweep(ctx, lanes)
+		p.sweep(ctx, shards)
 		p.cleanup(ctx)
 		select {
 		case <-ctx.Done():
@@ -33,7 +33,7 @@ func (p *Projector) maintain(ctx context.Context, lanes []chan broker.Received) 
 // sweep hands due failed rows that carry their event to the workers. The
 // message's ack and nack do nothing: the row itself is the bookkeeping.
 // If a worker holds the same event already, the claim lets one apply it.
-func (p *Projector) sweep(ctx context.Context, lanes []chan broker.Received) {
+func (p *Projector) sweep(ctx context.Context, shards []chan broker.Received) {
 	rows, err := p.cfg.Store.ListProjection(ctx, store.ProjectionListParams{
 		Table: p.cfg.Table, Projection: p.cfg.Name, State: store.ProjectionFailed, Due: true, Limit: p.cfg.BatchSize,
 	})
@@ -49,7 +49,7 @@ func (p *Projector) sweep(ctx context.Context, lanes []chan broker.Received) {
 		}
 		m := broker.Received{Event: r.Event}
 		select {
-		case lanes[laneOf(m, len(lanes))] <- m:
+		case shards[shardOf(m, len(shards))] <- m:
 		case <-ctx.Done():
 			return
 		}

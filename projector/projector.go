@@ -42,17 +42,17 @@ func (p *Projector) Migrate(ctx context.Context) error {
 // the cancellation and handed back (Nack), never acked unapplied. Run does
 // not close src. It returns nil after ctx ends, or the error that stopped it.
 func (p *Projector) Run(ctx context.Context, src broker.Subscriber) error {
-	lanes := make([]chan broker.Received, p.cfg.Workers)
+	shards := make([]chan broker.Received, p.cfg.Workers)
 	var wg sync.WaitGroup
-	for i := range lanes {
-		lanes[i] = make(chan broker.Received, p.cfg.BatchSize)
-		wg.Go(func() { p.work(ctx, lanes[i]) })
+	for i := range shards {
+		shards[i] = make(chan broker.Received, p.cfg.BatchSize)
+		wg.Go(func() { p.work(ctx, shards[i]) })
 	}
 	var bg sync.WaitGroup
-	bg.Go(func() { p.maintain(ctx, lanes) })
-	p.receive(ctx, src, lanes)
-	bg.Wait() // no more sends into the lanes
-	for _, l := range lanes {
+	bg.Go(func() { p.maintain(ctx, shards) })
+	p.receive(ctx, src, shards)
+	bg.Wait() // no more sends into the shards
+	for _, l := range shards {
 		close(l)
 	}
 	wg.Wait()
@@ -61,7 +61,7 @@ func (p *Projector) Run(ctx context.Context, src broker.Subscriber) error {
 
 // receive moves messages from src to the workers until ctx ends. Receive
 // errors (a broker outage) are logged and retried with a growing pause.
-func (p *Projector) receive(ctx context.Context, src broker.Subscriber, lanes []chan broker.Received) {
+func (p *Projector) receive(ctx context.Context, src broker.Subscriber, shards []chan broker.Received) {
 	pause := newPause(10*time.Millisecond, 5*time.Second)
 	for ctx.Err() == nil {
 		msgs, err := src.Receive(ctx, p.cfg.BatchSize)
@@ -76,7 +76,7 @@ func (p *Projector) receive(ctx context.Context, src broker.Subscriber, lanes []
 		pause.reset()
 		for i, m := range msgs {
 			select {
-			case lanes[laneOf(m, len(lanes))] <- m:
+			case shards[shardOf(m, len(shards))] <- m:
 			case <-ctx.Done():
 				nackAll(msgs[i:])
 				return
@@ -85,10 +85,10 @@ func (p *Projector) receive(ctx context.Context, src broker.Subscriber, lanes []
 	}
 }
 
-// laneOf picks the worker for a message: by tenant and partition key, so
+// shardOf picks the worker for a message: by tenant and partition key, so
 // one key's events are applied one after another in the order received;
 // by event id for events without a key.
-func laneOf(m broker.Received, n int) int {
+func shardOf(m broker.Received, n int) int {
 	h := fnv.New32a()
 	h.Write([]byte(m.Event.Tenant))
 	h.Write([]byte{0})
@@ -100,12 +100,12 @@ func laneOf(m broker.Received, n int) int {
 	return int(h.Sum32() % uint32(n))
 }
 
-// work applies the messages of one lane, in batches of what is already
+// work applies the messages of one shard, in batches of what is already
 // waiting (up to Config.ApplyBatch). After ctx ends it hands back what is
-// left in the lane.
-func (p *Projector) work(ctx context.Context, lane <-chan broker.Received) {
+// left in the shard.
+func (p *Projector) work(ctx context.Context, shard <-chan broker.Received) {
 	batch := make([]broker.Received, 0, p.cfg.ApplyBatch)
-	for m := range lane {
+	for m := range shard {
 		if ctx.Err() != nil {
 			nackAll([]broker.Received{m})
 			continue
@@ -114,7 +114,7 @@ func (p *Projector) work(ctx context.Context, lane <-chan broker.Received) {
 	fill:
 		for len(batch) < p.cfg.ApplyBatch {
 			select {
-			case m, ok := <-lane:
+			case m, ok := <-shard:
 				if !ok {
 					break fill
 				}

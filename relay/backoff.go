@@ -1,19 +1,19 @@
 package relay
 
 import (
-	"math/rand/v2"
 	"time"
+
+	"github.com/heraldhq/herald/backoff"
 )
 
-// Jitter is how a backoff is randomised.
-type Jitter string
+// Jitter is how a backoff is randomised (backoff.Jitter).
+type Jitter = backoff.Jitter
 
-// The jitter modes. Full jitter (AWS's "full jitter") spreads retries of a
-// failed burst evenly over [0, backoff); equal keeps at least half of it.
+// The jitter modes; see package backoff.
 const (
-	JitterFull  Jitter = "full"
-	JitterEqual Jitter = "equal"
-	JitterNone  Jitter = "none"
+	JitterFull  = backoff.JitterFull
+	JitterEqual = backoff.JitterEqual
+	JitterNone  = backoff.JitterNone
 )
 
 // Retry is a lane's retry policy.
@@ -50,21 +50,7 @@ func (r Retry) withDefaults() Retry {
 
 // Backoff returns the wait after failed attempt number attempt (1-based):
 // Initial doubled per earlier attempt, capped at Max without overflowing,
-// then jittered.
+// then jittered (backoff.Policy).
 func (r Retry) Backoff(attempt int) time.Duration {
-	d := r.Initial
-	for i := 1; i < attempt && d < r.Max; i++ {
-		d *= 2 // d < Max ≤ MaxInt64/2 is not guaranteed, so check the sign
-		if d <= 0 {
-			d = r.Max
-		}
-	}
-	d = min(d, r.Max)
-	switch r.Jitter {
-	case JitterFull:
-		return rand.N(d + 1)
-	case JitterEqual:
-		return d/2 + rand.N(d/2+1)
-	}
-	return d
+	return backoff.Policy{Initial: r.Initial, Max: r.Max, Jitter: r.Jitter}.Delay(attempt)
 }
