@@ -93,10 +93,18 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("table herald_outbox shows %q rows no lane selects; want 1", n)
 	}
 
+	if s := text(`tr[data-lane="main"] td.state`); s != "ok" {
+		t.Errorf("lane main shows state %q; want ok", s)
+	}
+
 	enqueue(t, st, herald.Event{ID: "gift-3", Topic: "t", Type: "GiftSent"})
-	err = chromedp.Do(ctx, chromedp.WaitVisible(`//tr[@data-lane="main"]/td[contains(@class,"pending") and text()="2"]`))
+	if err := st.SetLanePaused(bg, "main", true); err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx, chromedp.WaitVisible(`//tr[@data-lane="main"]/td[contains(@class,"pending") and text()="2"]`),
+		chromedp.WaitVisible(`//tr[@data-lane="main"]/td[contains(@class,"state") and text()="paused"]`))
 	if err != nil {
-		t.Fatalf("the dashboard did not follow a new event: %v", err)
+		t.Fatalf("the dashboard did not follow a new event and the lane's pause: %v", err)
 	}
 
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-lane="main"] td.dead button`)),
@@ -108,7 +116,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"gift-1", "<b>GiftSent</b>", "broker said no"} {
+	for _, want := range []string{"gift-1", "<b>GiftSent</b>", "broker said no", time.Now().Format("2006")} {
 		if !strings.Contains(row, want) {
 			t.Errorf("dead letter row %q lacks %q", row, want)
 		}
