@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/heraldhq/herald"
@@ -110,4 +111,42 @@ func (t Template) EmptyField(ev herald.Event) string {
 		}
 	}
 	return ""
+}
+
+// Pattern returns the template with every placeholder replaced by
+// wildcard, for subscribing to all the destinations a lane publishes to
+// (NATS and AMQP topic patterns use "*" for one dot-separated token). ok
+// is false when a placeholder shares a token with other text, which such a
+// wildcard cannot match.
+func (t Template) Pattern(wildcard string) (pattern string, ok bool) {
+	var b strings.Builder
+	ok = true
+	for i, p := range t.parts {
+		if p.field == nil {
+			b.WriteString(p.literal)
+			continue
+		}
+		before := i == 0 || strings.HasSuffix(t.parts[i-1].literal, ".")
+		after := i == len(t.parts)-1 || strings.HasPrefix(t.parts[i+1].literal, ".")
+		ok = ok && before && after
+		b.WriteString(wildcard)
+	}
+	return b.String(), ok
+}
+
+// Regexp returns a regular expression matching every destination the
+// template renders (placeholders match any non-empty text), for consumers
+// that subscribe by pattern (Kafka).
+func (t Template) Regexp() string {
+	var b strings.Builder
+	b.WriteString("^")
+	for _, p := range t.parts {
+		if p.field != nil {
+			b.WriteString(".+")
+		} else {
+			b.WriteString(regexp.QuoteMeta(p.literal))
+		}
+	}
+	b.WriteString("$")
+	return b.String()
 }

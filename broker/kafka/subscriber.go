@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 )
 
@@ -137,9 +138,10 @@ func (s *Subscriber) Receive(ctx context.Context, most int) ([]broker.Received, 
 	}
 }
 
-// received decodes a record and registers it with its partition's tracker.
-// A record without ce_id gets its position as id, stable across redeliveries.
-func (s *Subscriber) received(r *kgo.Record) broker.Received {
+// recordEvent decodes a record per the message contract (Kafka binding); a
+// record without ce_id gets its position as id, stable across redeliveries,
+// and the record key stands in for a missing ce_subject.
+func recordEvent(r *kgo.Record) herald.Event {
 	h := make(map[string]string, len(r.Headers))
 	for _, kv := range r.Headers {
 		h[kv.Key] = string(kv.Value)
@@ -151,6 +153,13 @@ func (s *Subscriber) received(r *kgo.Record) broker.Received {
 	if ev.PartitionKey == "" && len(r.Key) > 0 {
 		ev.PartitionKey = string(r.Key)
 	}
+	return ev
+}
+
+// received decodes a record and registers it with its partition's tracker.
+// A record without ce_id gets its position as id, stable across redeliveries.
+func (s *Subscriber) received(r *kgo.Record) broker.Received {
+	ev := recordEvent(r)
 	key := partition{r.Topic, r.Partition}
 	s.mu.Lock()
 	t := s.parts[key]

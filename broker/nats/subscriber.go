@@ -10,6 +10,7 @@ import (
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 )
 
@@ -157,9 +158,19 @@ func (s *Subscriber) Receive(ctx context.Context, most int) ([]broker.Received, 
 	}
 }
 
-// received decodes one message. A message without ce-id gets its stream
-// position as id, which is stable across redeliveries.
+// received decodes one message (eventOf) with its settlement.
 func (s *Subscriber) received(m jetstream.Msg) broker.Received {
+	return broker.Received{
+		Event: eventOf(m),
+		Ack:   func(context.Context) error { return m.Ack() },
+		Nack:  func(context.Context) error { return m.Nak() },
+	}
+}
+
+// eventOf decodes one message per the message contract. A message without
+// ce-id gets its stream position as id, which is stable across
+// redeliveries.
+func eventOf(m jetstream.Msg) herald.Event {
 	h := make(map[string]string, len(m.Headers()))
 	for k, vs := range m.Headers() {
 		// Nats-* headers are the server's (Nats-Msg-Id, ...), in any case.
@@ -173,11 +184,7 @@ func (s *Subscriber) received(m jetstream.Msg) broker.Received {
 			ev.ID = fmt.Sprintf("nats:%s:%d", md.Stream, md.Sequence.Stream)
 		}
 	}
-	return broker.Received{
-		Event: ev,
-		Ack:   func(context.Context) error { return m.Ack() },
-		Nack:  func(context.Context) error { return m.Nak() },
-	}
+	return ev
 }
 
 // Rewind deletes the durable consumer and creates it again from the first

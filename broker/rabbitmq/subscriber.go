@@ -8,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 )
 
@@ -124,6 +125,14 @@ func (s *Subscriber) Receive(ctx context.Context, most int) ([]broker.Received, 
 }
 
 func (s *Subscriber) received(d amqp.Delivery) broker.Received {
+	return broker.Received{Event: deliveryEvent(d),
+		Ack:  func(context.Context) error { return d.Ack(false) },
+		Nack: func(context.Context) error { return d.Nack(false, true) }}
+}
+
+// deliveryEvent decodes a delivery per the message contract (AMQP binding);
+// the message-id and type properties stand in for missing attributes.
+func deliveryEvent(d amqp.Delivery) herald.Event {
 	h := make(map[string]string, len(d.Headers))
 	for k, v := range d.Headers {
 		if str, ok := v.(string); ok {
@@ -139,9 +148,7 @@ func (s *Subscriber) received(d amqp.Delivery) broker.Received {
 	if ev.Type == "" {
 		ev.Type = d.Type
 	}
-	return broker.Received{Event: ev,
-		Ack:  func(context.Context) error { return d.Ack(false) },
-		Nack: func(context.Context) error { return d.Nack(false, true) }}
+	return ev
 }
 
 // Close closes the connection; unacked messages are requeued by the broker.

@@ -13,6 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 )
 
@@ -168,14 +169,25 @@ func (s *Subscriber) read(ctx context.Context, most int, id string, block time.D
 	return res[0].Messages, nil
 }
 
-// received decodes an entry: the body field is the payload, the others
-// are headers. An entry without ce-id gets its entry id as event id.
+// received decodes an entry (entryEvent) with its settlement.
 func (s *Subscriber) received(m goredis.XMessage) broker.Received {
+	ev := entryEvent(m, s.cfg.Stream, s.cfg.BodyField)
+	id := m.ID
+	return broker.Received{Event: ev,
+		Ack: func(ctx context.Context) error { return s.cl.XAck(ctx, s.cfg.Stream, s.cfg.Group, id).Err() },
+		// Redis has no nack: the entry stays pending for this consumer
+		// (read again on restart) or for XAUTOCLAIM after MinIdle.
+		Nack: func(context.Context) error { return nil }}
+}
+
+// entryEvent decodes an entry: the body field is the payload, the others
+// are headers. An entry without ce-id gets its entry id as event id.
+func entryEvent(m goredis.XMessage, stream, bodyField string) herald.Event {
 	h := make(map[string]string, len(m.Values))
 	var body []byte
 	for k, v := range m.Values {
 		str, _ := v.(string)
-		if k == s.cfg.BodyField {
+		if k == bodyField {
 			body = []byte(str)
 			continue
 		}
@@ -183,14 +195,9 @@ func (s *Subscriber) received(m goredis.XMessage) broker.Received {
 	}
 	ev := broker.EventFromHeaders(h, "ce-", body)
 	if ev.ID == "" {
-		ev.ID = "redis:" + s.cfg.Stream + ":" + m.ID
+		ev.ID = "redis:" + stream + ":" + m.ID
 	}
-	id := m.ID
-	return broker.Received{Event: ev,
-		Ack: func(ctx context.Context) error { return s.cl.XAck(ctx, s.cfg.Stream, s.cfg.Group, id).Err() },
-		// Redis has no nack: the entry stays pending for this consumer
-		// (read again on restart) or for XAUTOCLAIM after MinIdle.
-		Nack: func(context.Context) error { return nil }}
+	return ev
 }
 
 // Rewind moves the group to the stream's start: every entry still in the
