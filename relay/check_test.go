@@ -178,7 +178,9 @@ func TestRefusedRowParksItsKey(t *testing.T) {
 	// A later claim that delivers a new key has looked at a-001 again.
 	e.enqueue(herald.Event{ID: "c-000", Topic: "t", Type: "Small", PartitionKey: "C", Payload: []byte("{}")})
 	waitFor(t, 5*time.Second, "c-000 delivered", func() bool { return e.pub.Count("c-000") == 1 })
-	if e.pub.Count("a-001") != 0 || e.get("a-001").Status != store.StatusPending {
-		t.Fatalf("a-001 went out behind its dead head a-000 (published %d times)", e.pub.Count("a-001"))
+	// a-001 may be in a claim that is looking at it again right now; it must
+	// never be published, delivered or killed.
+	if st := e.get("a-001").Status; e.pub.Count("a-001") != 0 || (st != store.StatusPending && st != store.StatusInFlight) {
+		t.Fatalf("a-001 went out behind its dead head a-000 (published %d times, status %s)", e.pub.Count("a-001"), st)
 	}
 }
