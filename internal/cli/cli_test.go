@@ -337,3 +337,23 @@ func TestEnqueueTakesTheBrokersPayloadLimit(t *testing.T) {
 		t.Fatalf("a payload at the limit: %d %q", code, e)
 	}
 }
+
+// Rule: `projection status` before any projector ran names what is
+// missing instead of a SQL error, and creates no database.
+func TestProjectionStatusBeforeAnyProjector(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "")
+	if code, _, e := cliRun(t, "projection", "status", "--config", cfg); code != ExitFailure || !strings.Contains(e, "herald migrate") {
+		t.Fatalf("projection status without a database: %d %q", code, e)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "h.db")); !os.IsNotExist(err) {
+		t.Fatalf("projection status created the database (%v)", err)
+	}
+	if code, _, e := cliRun(t, "migrate", "--config", cfg); code != 0 {
+		t.Fatal(e)
+	}
+	if code, _, e := cliRun(t, "projection", "status", "--config", cfg); code != ExitFailure ||
+		!strings.Contains(e, "no projection table herald_projection_events") || strings.Contains(e, "SQL") {
+		t.Fatalf("projection status before any projector: %d %q", code, e)
+	}
+}

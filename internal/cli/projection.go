@@ -54,6 +54,13 @@ func (a *app) projectionCommand() *cobra.Command {
 
 // projectionStore opens the configured store as a projection store.
 func (a *app) projectionStore(ctx context.Context) (*config.Runtime, store.ProjectionStore, error) {
+	f, err := config.Load(a.configPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := config.CheckDatabaseExists(f.Store); err != nil {
+		return nil, nil, err // opening would create an empty SQLite file
+	}
 	rt, err := a.load(ctx, openBare)
 	if err != nil {
 		return nil, nil, err
@@ -89,6 +96,12 @@ func (a *app) projectionStatus(ctx context.Context, f projectionFlags) error {
 		return err
 	}
 	defer rt.Close()
+	if sc, ok := rt.Store.(store.SchemaChecker); ok {
+		if cur, _, err := sc.SchemaVersion(ctx, f.table); err == nil && cur == 0 {
+			return fmt.Errorf("no projection table %s in this database yet: it is created when a projector first "+
+				"runs against it (or pass --table if your projections use another)", f.table)
+		}
+	}
 	stats, err := ps.ProjectionStats(ctx, f.table, "")
 	if err != nil {
 		return err
