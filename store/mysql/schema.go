@@ -14,18 +14,8 @@ func (s *Store) SchemaVersion(ctx context.Context, table string) (current, lates
 	if err != nil {
 		return 0, 0, fmt.Errorf("mysql store: %w", err)
 	}
-	latest = ms[len(ms)-1].Version
-	var exists int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.tables
-		WHERE table_schema = DATABASE() AND table_name = 'herald_migrations'`).Scan(&exists); err != nil {
-		return 0, latest, fmt.Errorf("mysql store: schema version of %s: %w", table, err)
-	}
-	if exists == 0 {
-		return 0, latest, nil
-	}
-	if err := s.db.QueryRowContext(ctx,
-		"SELECT COALESCE(MAX(version), 0) FROM herald_migrations WHERE table_name = ?", table).Scan(&current); err != nil {
-		return 0, latest, fmt.Errorf("mysql store: schema version of %s: %w", table, err)
-	}
-	return current, latest, nil
+	current, err = sqlcommon.SchemaVersion(ctx, s.db, "mysql store", `SELECT COUNT(*) FROM information_schema.tables
+		WHERE table_schema = DATABASE() AND table_name = 'herald_migrations'`,
+		"SELECT COALESCE(MAX(version), 0) FROM herald_migrations WHERE table_name = ?", table)
+	return current, ms[len(ms)-1].Version, err
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/heraldhq/herald/store"
@@ -13,27 +12,7 @@ var _ store.LaneStater = (*Store)(nil)
 
 // LaneStates returns every lane's row of herald_lane_state.
 func (s *Store) LaneStates(ctx context.Context) (map[string]store.LaneState, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT lane, paused, paused_at, broker, broker_up, broker_since,
-  broker_error, broker_node FROM herald_lane_state`)
-	if err != nil {
-		return nil, fmt.Errorf("postgres store: lane states: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]store.LaneState{}
-	for rows.Next() {
-		var st store.LaneState
-		var pausedAt, since sql.NullTime
-		if err := rows.Scan(&st.Lane, &st.Paused, &pausedAt, &st.Broker, &st.BrokerUp, &since,
-			&st.BrokerError, &st.Node); err != nil {
-			return nil, fmt.Errorf("postgres store: lane states: %w", err)
-		}
-		st.PausedAt, st.BrokerSince = pausedAt.Time, since.Time
-		out[st.Lane] = st
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres store: lane states: %w", err)
-	}
-	return out, nil
+	return sqlcommon.LaneStates(ctx, s.db, "postgres store")
 }
 
 // SetLanePaused pauses or resumes lane; pausing a paused lane keeps its

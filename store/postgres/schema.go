@@ -14,17 +14,8 @@ func (s *Store) SchemaVersion(ctx context.Context, table string) (current, lates
 	if err != nil {
 		return 0, 0, fmt.Errorf("postgres store: %w", err)
 	}
-	latest = ms[len(ms)-1].Version
-	var exists bool
-	if err := s.db.QueryRowContext(ctx, "SELECT to_regclass('herald_migrations') IS NOT NULL").Scan(&exists); err != nil {
-		return 0, latest, fmt.Errorf("postgres store: schema version of %s: %w", table, err)
-	}
-	if !exists {
-		return 0, latest, nil
-	}
-	if err := s.db.QueryRowContext(ctx,
-		"SELECT COALESCE(MAX(version), 0) FROM herald_migrations WHERE table_name = $1", table).Scan(&current); err != nil {
-		return 0, latest, fmt.Errorf("postgres store: schema version of %s: %w", table, err)
-	}
-	return current, latest, nil
+	current, err = sqlcommon.SchemaVersion(ctx, s.db, "postgres store",
+		"SELECT CASE WHEN to_regclass('herald_migrations') IS NULL THEN 0 ELSE 1 END",
+		"SELECT COALESCE(MAX(version), 0) FROM herald_migrations WHERE table_name = $1", table)
+	return current, ms[len(ms)-1].Version, err
 }
