@@ -124,10 +124,32 @@ func checkAdmin(t *testing.T, stderr string) {
 		code, body := get("/metrics")
 		return code == http.StatusOK && strings.Contains(body, `herald_relay_events_total{lane="default",outcome="delivered"} 3`)
 	})
+	_, metrics := get("/metrics")
+	checkDeployedMetrics(t, metrics)
 	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ok", "/api/lanes": `"delivered":3`,
 		"/metrics": `herald_build_info{goversion="go`} {
 		if code, body := get(path); code != http.StatusOK || !strings.Contains(body, want) {
 			t.Errorf("GET %s = %d %q, want 200 with %s", path, code, body, want)
+		}
+	}
+}
+
+// checkDeployedMetrics checks that every Herald metric the shipped Grafana
+// dashboard and alert rules query is one a running relay exports.
+func checkDeployedMetrics(t *testing.T, exported string) {
+	t.Helper()
+	name := regexp.MustCompile(`herald_[a-z_]+`)
+	for _, f := range []string{"grafana/herald.json", "prometheus/herald-alerts.yml"} {
+		text, err := os.ReadFile(filepath.Join("..", "..", "deploy", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range name.FindAllString(string(text), -1) {
+			m = strings.TrimSuffix(m, "_bucket")
+			if !strings.Contains(exported, "\n"+m+"{") && !strings.Contains(exported, "\n"+m+" ") &&
+				!strings.Contains(exported, "\n"+m+"_bucket{") {
+				t.Errorf("deploy/%s queries %s, which herald run does not export", f, m)
+			}
 		}
 	}
 }
