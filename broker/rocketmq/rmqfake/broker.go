@@ -60,7 +60,9 @@ func parseSendHeader(req *Command) (sendHeader, error) {
 
 type fieldError struct{ name, value string }
 
-func (e fieldError) Error() string { return "rmqfake: bad send header field " + e.name + "=" + strconv.Quote(e.value) }
+func (e fieldError) Error() string {
+	return "rmqfake: bad send header field " + e.name + "=" + strconv.Quote(e.value)
+}
 func errField(name, value string) error { return fieldError{name, value} }
 
 func (c *Cluster) send(req *Command) *Command {
