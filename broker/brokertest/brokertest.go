@@ -38,6 +38,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 )
@@ -70,6 +72,11 @@ type Target struct {
 	MaxPayload int
 	// PublishTimeout bounds each Publish call of the suite. Defaults to 10s.
 	PublishTimeout time.Duration
+	// IgnoreGoroutines are goleak options for goroutines a third-party
+	// client leaves behind by design (the RocketMQ client's schedulers sleep
+	// up to 10s after Shutdown). Only for goroutines that are not the
+	// adapter's own.
+	IgnoreGoroutines []goleak.Option
 }
 
 // Setup is one isolated publisher and the means to inspect its broker.

@@ -11,9 +11,9 @@ import (
 func testClose(t *testing.T, tg Target) {
 	// Snapshot goroutines before the setup exists and check them after its
 	// cleanups ran (cleanups run last-registered first, so this one is last).
-	ignore := goleak.IgnoreCurrent()
+	opts := append([]goleak.Option{goleak.IgnoreCurrent()}, tg.IgnoreGoroutines...)
 	t.Cleanup(func() {
-		if err := goleak.Find(ignore); err != nil {
+		if err := goleak.Find(opts...); err != nil {
 			t.Errorf("[rule close.no-leak] goroutines outlive the publisher and its setup: %v", err)
 		}
 	})

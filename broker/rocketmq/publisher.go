@@ -201,17 +201,34 @@ func statusName(s primitive.SendStatus) string {
 // classify sorts a SendSync error into permanent, ambiguous or retryable.
 func classify(m broker.Message, err error) error {
 	wrapped := fmt.Errorf("rocketmq: send to %s (event %s): %w", m.Destination, m.Event.ID, err)
-	var be primitive.MQBrokerErr
-	var bep *primitive.MQBrokerErr
+	code, refused := brokerCode(err)
 	switch {
-	case errors.As(err, &be) && be.ResponseCode == resMessageIllegal,
-		errors.As(err, &bep) && bep.ResponseCode == resMessageIllegal:
+	case refused && code == resMessageIllegal:
 		return herald.Permanent(wrapped)
-	case errors.As(err, &be), errors.As(err, &bep):
-		return wrapped // the broker answered and refused: nothing stored
+	case refused:
+		return wrapped // the broker answered and refused (SYSTEM_BUSY, ...): nothing stored
 	case strings.Contains(err.Error(), "route info not found"), strings.Contains(err.Error(), "not running"):
 		return wrapped // never sent: no route to the topic yet, or not started
 	}
 	// Timeouts and connection errors after the request left.
 	return herald.Ambiguous(wrapped)
+}
+
+// brokerCode finds the response code of a broker's refusal. The client
+// reports a send refusal as a plain error "CODE: n, DESC: ..."
+// (ProcessSendResponse), other calls as MQBrokerErr.
+func brokerCode(err error) (int, bool) {
+	var be primitive.MQBrokerErr
+	var bep *primitive.MQBrokerErr
+	switch {
+	case errors.As(err, &be):
+		return int(be.ResponseCode), true
+	case errors.As(err, &bep):
+		return int(bep.ResponseCode), true
+	}
+	var code int
+	if _, scanErr := fmt.Sscanf(err.Error(), "CODE: %d, DESC:", &code); scanErr == nil {
+		return code, true
+	}
+	return 0, false
 }

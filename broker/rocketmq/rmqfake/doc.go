@@ -1,0 +1,43 @@
+// Package rmqfake is an in-process RocketMQ name server and broker for
+// tests, the way franz-go's kfake serves Kafka: both listen on loopback
+// (port 0 picks a free port), speak RocketMQ's remoting protocol, and keep
+// messages in memory.
+//
+// # Wire format
+//
+// A frame is a 4-byte big-endian total length (everything after it), a
+// 4-byte header length whose high byte is the serialization type (0 =
+// JSON, the only one served; 1 = RocketMQ binary is refused), the JSON
+// header {code, language, version, opaque, flag, remark, extFields} and the
+// body. Bit 0 of flag marks a response; a response carries the request's
+// opaque. This is the format rocketmq-client-go v2 writes and reads
+// (internal/remote/codec.go); golden_test.go checks frames built byte by
+// byte from it, and the rocketmq package drives the official client
+// against this server end to end.
+//
+// # Served request codes
+//
+//   - name server: GET_ROUTEINFO_BY_TOPIC (105). Topics are created on
+//     first lookup with Options.Queues queues (autoCreateTopicEnable).
+//   - broker: SEND_MESSAGE (10) and SEND_MESSAGE_V2 (310) with properties,
+//     tags, keys and the client's queue choice; HEART_BEAT (34);
+//     UNREGISTER_CLIENT (35). The send response carries msgId (the offset
+//     message id: store host and commit-log offset, 32 hex digits), queueId
+//     and queueOffset.
+//
+// Every other code is answered REQUEST_CODE_NOT_SUPPORTED (3). Not served:
+// pull and consumer offsets (PULL_MESSAGE, QUERY/UPDATE_CONSUMER_OFFSET,
+// GET_CONSUMER_LIST_BY_GROUP), batch sends, transactions, ordered-
+// consumption queue locks, ACL signatures (ignored, never checked), the
+// binary header serialization and the v5 gRPC proxy.
+//
+// # Tests
+//
+// Messages returns what a topic holds (queue, offset, msg id, tags, keys,
+// properties, decompressed body). Faults: FailSends answers the next sends
+// with a response code (SYSTEM_BUSY, FLUSH_DISK_TIMEOUT,
+// SLAVE_NOT_AVAILABLE, ...), DropSends closes the connection instead of
+// answering, Stall holds sends until released. Stop and Start close and
+// reopen both listeners on the same ports with the same messages, for
+// outage tests.
+package rmqfake

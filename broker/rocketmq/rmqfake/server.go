@@ -1,0 +1,177 @@
+package rmqfake
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+)
+
+// Options configure a Cluster. The zero value is usable.
+type Options struct {
+	// Queues is the number of queues of an auto-created topic. Default 4.
+	Queues int
+	// BrokerName names the one broker. Default "broker-a".
+	BrokerName string
+	// NameServerAddr and BrokerAddr are the listen addresses. Default
+	// 127.0.0.1:0 (a free port).
+	NameServerAddr, BrokerAddr string
+}
+
+// Cluster is one name server and one broker.
+type Cluster struct {
+	opts  Options
+	store *store
+	fault faults
+
+	mu      sync.Mutex
+	nsAddr  string
+	brAddr  string
+	lns     []net.Listener
+	conns   map[net.Conn]struct{}
+	wg      sync.WaitGroup
+	running bool
+}
+
+// New starts a cluster on loopback.
+func New(opts Options) (*Cluster, error) {
+	if opts.Queues <= 0 {
+		opts.Queues = 4
+	}
+	if opts.BrokerName == "" {
+		opts.BrokerName = "broker-a"
+	}
+	if opts.NameServerAddr == "" {
+		opts.NameServerAddr = "127.0.0.1:0"
+	}
+	if opts.BrokerAddr == "" {
+		opts.BrokerAddr = "127.0.0.1:0"
+	}
+	c := &Cluster{opts: opts, store: newStore(), conns: map[net.Conn]struct{}{}}
+	c.fault.cond = sync.NewCond(&c.fault.mu)
+	c.nsAddr, c.brAddr = opts.NameServerAddr, opts.BrokerAddr
+	if err := c.Start(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// NameServer is the name server's host:port, for the client's name servers.
+func (c *Cluster) NameServer() string { c.mu.Lock(); defer c.mu.Unlock(); return c.nsAddr }
+
+// Broker is the broker's host:port, as the route data names it.
+func (c *Cluster) Broker() string { c.mu.Lock(); defer c.mu.Unlock(); return c.brAddr }
+
+// Start (re)opens both listeners on the ports they had (after Stop), with
+// the stored messages kept.
+func (c *Cluster) Start() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running {
+		return errors.New("rmqfake: already running")
+	}
+	ns, err := net.Listen("tcp", c.nsAddr)
+	if err != nil {
+		return fmt.Errorf("rmqfake: name server listen: %w", err)
+	}
+	br, err := net.Listen("tcp", c.brAddr)
+	if err != nil {
+		ns.Close()
+		return fmt.Errorf("rmqfake: broker listen: %w", err)
+	}
+	c.nsAddr, c.brAddr = ns.Addr().String(), br.Addr().String()
+	c.lns = []net.Listener{ns, br}
+	c.running = true
+	c.wg.Add(2)
+	go c.accept(ns, c.serveNameServer)
+	go c.accept(br, c.serveBroker)
+	return nil
+}
+
+// Stop closes the listeners and every connection and waits for the
+// server's goroutines. Messages stay; Start serves them again.
+func (c *Cluster) Stop() {
+	c.mu.Lock()
+	if !c.running {
+		c.mu.Unlock()
+		return
+	}
+	c.running = false
+	for _, ln := range c.lns {
+		ln.Close()
+	}
+	for conn := range c.conns {
+		conn.Close()
+	}
+	c.mu.Unlock()
+	c.fault.release() // stalled handlers return (their connection is closed)
+	c.wg.Wait()
+}
+
+// Close stops the cluster for good.
+func (c *Cluster) Close() { c.Stop() }
+
+// handler answers one request; nil means close the connection.
+type handler func(req *Command) *Command
+
+func (c *Cluster) accept(ln net.Listener, h handler) {
+	defer c.wg.Done()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.mu.Lock()
+		if !c.running {
+			c.mu.Unlock()
+			conn.Close()
+			return
+		}
+		c.conns[conn] = struct{}{}
+		c.wg.Add(1)
+		c.mu.Unlock()
+		go c.serveConn(conn, h)
+	}
+}
+
+// serveConn answers requests in order; one slow request holds its
+// connection only (the client opens one connection per address but
+// multiplexes by opaque, so answers may be late, never out of frame).
+func (c *Cluster) serveConn(conn net.Conn, h handler) {
+	defer c.wg.Done()
+	defer func() {
+		c.mu.Lock()
+		delete(c.conns, conn)
+		c.mu.Unlock()
+		conn.Close()
+	}()
+	var wmu sync.Mutex
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
+	for {
+		req, err := ReadCommand(conn)
+		if err != nil {
+			return
+		}
+		if req.IsResponse() {
+			continue // the fake sends no requests, so nothing to match
+		}
+		inflight.Add(1)
+		go func() {
+			defer inflight.Done()
+			resp := h(req)
+			if resp == nil {
+				conn.Close()
+				return
+			}
+			frame, err := resp.Encode()
+			if err != nil {
+				conn.Close()
+				return
+			}
+			wmu.Lock()
+			defer wmu.Unlock()
+			_, _ = conn.Write(frame)
+		}()
+	}
+}
