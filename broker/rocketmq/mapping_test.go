@@ -16,20 +16,27 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/brokertest"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
-// TestMain checks for leaks, minus two the RocketMQ client causes by its
+// TestMain checks for leaks, minus those the RocketMQ client causes by its
 // design: a go-cache janitor started from a package-level variable at
-// import (it lives as long as the process), and the client's schedulers,
-// which sleep up to 10s (time.Sleep, not a select on shutdown) before they
-// first look at the done channel, so they outlive Shutdown by that long.
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		goleak.IgnoreTopFunction("github.com/patrickmn/go-cache.(*janitor).Run"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.1"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.2"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.3"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.4"),
+// import (it lives as long as the process), and the client's schedulers and
+// the push consumer's statistics, which sleep (time.Sleep, not a select on
+// shutdown) before they first look at the done channel, so they outlive
+// Shutdown by up to that long; and the push consumer's pulls in flight at
+// Shutdown, which the client closes the connection under without failing
+// them, so they wait out their 30s timeout.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leakIgnores()...) }
+
+// leakIgnores are the RocketMQ client's own sleepers (see TestMain).
+func leakIgnores() []goleak.Option {
+	return append(testenv.LeakOptions(),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*pushConsumer).Start.func1.2"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func4"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func5"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func6"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*pushConsumer).pullMessage"),
 	)
 }
 

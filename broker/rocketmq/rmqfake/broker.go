@@ -14,10 +14,17 @@ const sysFlagCompressed = 1
 
 func (c *Cluster) serveBroker(req *Command) *Command {
 	switch req.Code {
-	case CodeHeartbeat, CodeUnregister:
+	case CodeHeartbeat:
+		c.heartbeat(req)
+		return response(req, ResSuccess, "")
+	case CodeUnregister:
+		c.unregister(req)
 		return response(req, ResSuccess, "")
 	case CodeSendMessage, CodeSendMessageV2:
 		return c.send(req)
+	}
+	if resp, ok := c.serveConsumer(req); ok {
+		return resp
 	}
 	return response(req, ResNotSupported, "rmqfake broker: request code "+strconv.Itoa(req.Code)+" not supported")
 }

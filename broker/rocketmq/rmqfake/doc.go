@@ -20,16 +20,26 @@
 //   - name server: GET_ROUTEINFO_BY_TOPIC (105). Topics are created on
 //     first lookup with Options.Queues queues (autoCreateTopicEnable).
 //   - broker: SEND_MESSAGE (10) and SEND_MESSAGE_V2 (310) with properties,
-//     tags, keys and the client's queue choice; HEART_BEAT (34);
-//     UNREGISTER_CLIENT (35). The send response carries msgId (the offset
-//     message id: store host and commit-log offset, 32 hex digits), queueId
-//     and queueOffset.
+//     tags, keys and the client's queue choice; HEART_BEAT (34), which
+//     records consumer groups; UNREGISTER_CLIENT (35). The send response
+//     carries msgId (the offset message id: store host and commit-log
+//     offset, 32 hex digits), queueId and queueOffset.
+//   - consumers: PULL_MESSAGE (11) with long polling (held up to
+//     Options.MaxLongPoll while the queue has nothing new), tag filtering
+//     ("*" or "a || b") and the commit offset a pull carries; messages in
+//     the store format the client decodes (encode.go);
+//     QUERY_CONSUMER_OFFSET (14, QUERY_NOT_FOUND when none) and
+//     UPDATE_CONSUMER_OFFSET (15); SEARCH_OFFSET_BY_TIMESTAMP (29, answers
+//     0), GET_MAX_OFFSET (30), GET_MIN_OFFSET (31);
+//     GET_CONSUMER_LIST_BY_GROUP (38) from heartbeats.
 //
 // Every other code is answered REQUEST_CODE_NOT_SUPPORTED (3). Not served:
-// pull and consumer offsets (PULL_MESSAGE, QUERY/UPDATE_CONSUMER_OFFSET,
-// GET_CONSUMER_LIST_BY_GROUP), batch sends, transactions, ordered-
-// consumption queue locks, ACL signatures (ignored, never checked), the
-// binary header serialization and the v5 gRPC proxy.
+// batch sends, CONSUMER_SEND_MSG_BACK (36: retry topics, so a consumer
+// that fails a message falls back to resending it itself), transactions,
+// ordered-consumption queue locks (LOCK/UNLOCK_BATCH_MQ), ACL signatures
+// (ignored, never checked), SQL92 filters, the binary header
+// serialization and the v5 gRPC proxy. One broker, no slaves: the slave
+// and flush codes exist only as injected faults.
 //
 // # Tests
 //

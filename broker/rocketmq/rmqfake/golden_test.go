@@ -149,7 +149,7 @@ func TestGoldenSendV2Frame(t *testing.T) {
 // closes the connection.
 func TestUnsupportedCodeAnswered(t *testing.T) {
 	c := startCluster(t)
-	frame, _ := (&Command{Code: 11, Language: "GO", Opaque: 3}).Encode()
+	frame, _ := (&Command{Code: 41, Language: "GO", Opaque: 3}).Encode() // LOCK_BATCH_MQ
 	resp, err := DecodeFrame(roundTrip(t, c.Broker(), frame)[4:])
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 )
 
 // Options configure a Cluster. The zero value is usable.
@@ -16,6 +17,10 @@ type Options struct {
 	// NameServerAddr and BrokerAddr are the listen addresses. Default
 	// 127.0.0.1:0 (a free port).
 	NameServerAddr, BrokerAddr string
+	// MaxLongPoll caps how long a pull waits for new messages (the client
+	// asks for up to 20s). Default 15s; tests that shut a consumer down
+	// set it low, because the client leaves a pull pending until answered.
+	MaxLongPoll time.Duration
 }
 
 // Cluster is one name server and one broker.
@@ -31,6 +36,8 @@ type Cluster struct {
 	conns   map[net.Conn]struct{}
 	wg      sync.WaitGroup
 	running bool
+	done    chan struct{}              // closed by Stop: long polls return
+	groups  map[string]map[string]bool // consumer group -> client ids (heartbeats)
 }
 
 // New starts a cluster on loopback.
@@ -41,13 +48,17 @@ func New(opts Options) (*Cluster, error) {
 	if opts.BrokerName == "" {
 		opts.BrokerName = "broker-a"
 	}
+	if opts.MaxLongPoll <= 0 {
+		opts.MaxLongPoll = 15 * time.Second
+	}
 	if opts.NameServerAddr == "" {
 		opts.NameServerAddr = "127.0.0.1:0"
 	}
 	if opts.BrokerAddr == "" {
 		opts.BrokerAddr = "127.0.0.1:0"
 	}
-	c := &Cluster{opts: opts, store: newStore(), conns: map[net.Conn]struct{}{}}
+	c := &Cluster{opts: opts, store: newStore(), conns: map[net.Conn]struct{}{},
+		groups: map[string]map[string]bool{}}
 	c.fault.cond = sync.NewCond(&c.fault.mu)
 	c.nsAddr, c.brAddr = opts.NameServerAddr, opts.BrokerAddr
 	if err := c.Start(); err != nil {
@@ -82,6 +93,7 @@ func (c *Cluster) Start() error {
 	c.nsAddr, c.brAddr = ns.Addr().String(), br.Addr().String()
 	c.lns = []net.Listener{ns, br}
 	c.running = true
+	c.done = make(chan struct{})
 	c.wg.Add(2)
 	go c.accept(ns, c.serveNameServer)
 	go c.accept(br, c.serveBroker)
@@ -97,6 +109,7 @@ func (c *Cluster) Stop() {
 		return
 	}
 	c.running = false
+	close(c.done)
 	for _, ln := range c.lns {
 		ln.Close()
 	}
@@ -106,6 +119,13 @@ func (c *Cluster) Stop() {
 	c.mu.Unlock()
 	c.fault.release() // stalled handlers return (their connection is closed)
 	c.wg.Wait()
+}
+
+// stopping is closed when Stop begins.
+func (c *Cluster) stopping() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done
 }
 
 // Close stops the cluster for good.

@@ -26,19 +26,31 @@ type Message struct {
 	Keys    []string
 	// Properties are all properties, system ones (TAGS, KEYS, UNIQ_KEY,
 	// SHARDING_KEY, ...) included.
-	Properties    map[string]string
-	Body          []byte
-	BornTimestamp time.Time
-	ProducerGroup string
+	Properties     map[string]string
+	Body           []byte
+	BornTimestamp  time.Time
+	StoreTimestamp time.Time
+	ProducerGroup  string
+	// CommitLogOffset is the message's made-up commit-log position.
+	CommitLogOffset int64
 }
 
 type store struct {
 	mu        sync.Mutex
 	queues    map[string][][]Message
 	commitLog int64
+	offsets   map[offsetKey]int64 // committed consumer offsets
+	appended  chan struct{}       // closed and replaced on every append, for long polls
 }
 
-func newStore() *store { return &store{queues: map[string][][]Message{}} }
+type offsetKey struct {
+	group, topic string
+	queue        int
+}
+
+func newStore() *store {
+	return &store{queues: map[string][][]Message{}, offsets: map[offsetKey]int64{}, appended: make(chan struct{})}
+}
 
 func (s *store) ensureTopic(topic string, n int) int {
 	s.mu.Lock()
@@ -58,13 +70,15 @@ func (s *store) append(topic string, queue int, m Message, host string) (Message
 		return Message{}, false
 	}
 	m.QueueID, m.QueueOffset = queue, int64(len(qs[queue]))
-	m.MsgID = offsetMsgID(host, s.commitLog)
+	m.MsgID, m.CommitLogOffset, m.StoreTimestamp = offsetMsgID(host, s.commitLog), s.commitLog, time.Now()
 	s.commitLog += int64(len(m.Body)) + 100 // a made-up record overhead keeps offsets distinct
 	m.UniqKey, m.Tags = m.Properties["UNIQ_KEY"], m.Properties["TAGS"]
 	if k := m.Properties["KEYS"]; k != "" {
 		m.Keys = strings.Split(k, " ")
 	}
 	qs[queue] = append(qs[queue], m)
+	close(s.appended)
+	s.appended = make(chan struct{})
 	return m, true
 }
 
