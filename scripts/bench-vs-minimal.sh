@@ -33,10 +33,10 @@ rate() { grep -o 'events_per_s=[0-9]*' | head -1 | cut -d= -f2; }
 ratios=()
 for r in $(seq "$rounds"); do
   m=$("$MINIMAL_RELAY" -db "$kind" -mode drain -n "$n" -w "$w" -b "$b" 2>/dev/null | rate)
-  h=$("$herald" --config "$cfg" bench throughput --events "$n" --batch "$b" --workers "$w" --runs 1 --json |
-    python3 -c 'import json,sys; print(int(json.load(sys.stdin)["Broker"]))')
+  read -r h lim < <("$herald" --config "$cfg" bench throughput --events "$n" --batch "$b" --workers "$w" --runs 1 --json |
+    python3 -c 'import json,sys; j=json.load(sys.stdin); print(int(j["Broker"]), int(j["Limit"]))')
   ratio=$(python3 -c "print(round($h/$m, 3))")
   ratios+=("$ratio")
-  echo "$kind b=$b w=$w round $r: minimal $m herald $h ratio $ratio"
+  echo "$kind b=$b w=$w round $r: minimal $m herald $h ratio $ratio (herald's no-op store limit $lim)"
 done
 printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {print "median ratio", a[int((NR+1)/2)]}'
