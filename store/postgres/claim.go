@@ -123,6 +123,12 @@ const asyncCommit = `SELECT set_config('synchronous_commit', 'off', true), ` + b
 // expired leases first, then due pending rows.
 func candidates(table string, p store.ClaimParams, extra string) (string, []any) {
 	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "r")
+	if p.Tenant != "" {
+		// Repeats the tenant_claim index's WHERE (always true here, as
+		// the tenant is not empty) so the planner can use that partial
+		// index with a generic plan too.
+		scope += " AND r.tenant <> ''"
+	}
 	branch := func(status string) string {
 		order := "r.available_at, r.id"
 		if p.Ordered && status == "pending" {
@@ -188,13 +194,14 @@ func claimOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimPa
 // not the whole rule (see keepOrdered). Like the rest of the ordering rule it
 // ignores the lane's type filters: a key's order holds across the table.
 func blockedByState(table string, park bool) string {
-	// The status IN term repeats the key_order index's WHERE so that the
-	// planner can use that partial index.
+	// The partition_key and status IN terms repeat the key_order index's
+	// WHERE so that the planner can use that partial index (r's key is
+	// not empty wherever this runs).
 	cond := "e.status IN ('pending', 'in_flight', 'dead') AND e.status <> 'dead' AND e.available_at > now()"
 	if park {
 		cond = "e.status IN ('pending', 'in_flight', 'dead') AND (e.status = 'dead' OR e.available_at > now())"
 	}
-	return "SELECT 1 FROM " + table + ` e WHERE e.partition_key = r.partition_key AND e.tenant = r.tenant
+	return "SELECT 1 FROM " + table + ` e WHERE e.partition_key = r.partition_key AND e.partition_key <> '' AND e.tenant = r.tenant
   AND e.id < r.id AND ` + cond
 }
 
@@ -216,7 +223,7 @@ func keepOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimPar
 		statuses = append(statuses, "dead")
 	}
 	rows, err := tx.QueryContext(ctx, sqlcommon.Rebind(`SELECT tenant, partition_key, MIN(id) FROM `+table+`
-WHERE partition_key = ANY(?) AND status IN ('pending', 'in_flight', 'dead') AND status = ANY(?)
+WHERE partition_key = ANY(?) AND partition_key <> '' AND status IN ('pending', 'in_flight', 'dead') AND status = ANY(?)
   AND id < ? AND NOT (id = ANY(?)) GROUP BY tenant, partition_key`), keys, statuses, maxID, ids)
 	if err != nil {
 		return nil, err
