@@ -210,8 +210,10 @@ func classify(m broker.Message, err error) error {
 	case strings.Contains(err.Error(), "route info not found"), strings.Contains(err.Error(), "not running"):
 		return wrapped // never sent: no route to the topic yet, or not started
 	}
-	// Timeouts and connection errors after the request left.
-	return herald.Ambiguous(wrapped)
+	// Timeouts and connection errors after the request left: maybe stored.
+	// A refused or dropped connection also says the broker is not there,
+	// which is the lane's outage, not this event's fault (the breaker).
+	return broker.MarkUnreachable(herald.Ambiguous(wrapped))
 }
 
 // brokerCode finds the response code of a broker's refusal. The client
