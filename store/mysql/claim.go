@@ -22,8 +22,9 @@ var ErrBadClaim = errors.New("mysql store: bad claim parameters")
 // Expired leases are looked for first (at most every second or so, see
 // expiredDue), in their own query: a single "status = ? AND available_at <=
 // now ORDER BY available_at, id" range is what lets the (status,
-// available_at, id) index serve the ORDER BY without a sort (DESIGN.md: the
-// claim's shape decides throughput 4–6×).
+// available_at, id) index serve the ORDER BY without a sort (measured on a
+// 2-core machine: "status IN (…) ORDER BY id" claimed MariaDB ~6k events/s
+// at batch 100, this shape ~25k: the claim's shape decides throughput 4–6×).
 func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
 	table, err := quote(p.Table)
 	if err != nil {
