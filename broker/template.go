@@ -150,3 +150,17 @@ func (t Template) Regexp() string {
 	b.WriteString("$")
 	return b.String()
 }
+
+// LiteralPrefix is the template's text before its first placeholder (all
+// of it when it has none): the part of a destination that every event
+// shares, such as a webhook URL's scheme and host.
+func (t Template) LiteralPrefix() string {
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.field != nil {
+			break
+		}
+		b.WriteString(p.literal)
+	}
+	return b.String()
+}

@@ -61,3 +61,13 @@ func MarkUnreachable(err error) error {
 type Pinger interface {
 	Ping(ctx context.Context) error
 }
+
+// DestinationPinger is an optional Publisher ability for brokers whose
+// address is in the lane's destination (webhooks): a cheap check that the
+// endpoint dest names is reachable, without sending an event. It returns
+// nil when it cannot tell (the address depends on the event), and an error
+// wrapped with herald.Unavailable when the endpoint is not there. The relay
+// uses it like Pinger, with the destination of the broker's first lane.
+type DestinationPinger interface {
+	PingDestination(ctx context.Context, dest Template) error
+}

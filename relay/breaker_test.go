@@ -12,6 +12,7 @@ import (
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/natsembed"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // Broker-down tests: with max_attempts 3, a broker that is down for much
@@ -149,12 +150,12 @@ func TestBrokerDownNATS(t *testing.T) {
 	runBrokerDown(t, outageTarget{
 		pub:  p,
 		dest: broker.MustParseTemplate("down.{event_type}"),
-		stop: func(*testing.T) {
+		stop: func(testing.TB) {
 			mu.Lock()
 			defer mu.Unlock()
 			srv.Shutdown()
 		},
-		start: func(t *testing.T) {
+		start: func(t testing.TB) {
 			mu.Lock()
 			defer mu.Unlock()
 			s, err := natsembed.Start(natsembed.Config{Dir: dir, Port: port})
@@ -171,7 +172,7 @@ func TestBrokerDownNATS(t *testing.T) {
 // down at once (a ping, before any event), spends no attempt, and relays
 // once the server comes up.
 func TestBrokerDownAtStartNATS(t *testing.T) {
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	p, err := nats.New(context.Background(), nats.Config{URL: url, Stream: "START",
 		Subjects: []string{"start.>"}, CreateStream: true, ReconnectWait: 50 * time.Millisecond})

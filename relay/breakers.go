@@ -24,7 +24,7 @@ func newBreakers(cfg Config) map[string]*breaker {
 		b, ok := byPub[key]
 		if !ok {
 			b = newBreaker(l.Broker, cfg.Logger.With(slog.String("node", cfg.Node)), cfg.ProbeInitial, cfg.ProbeMax)
-			b.pinger, _ = l.Publisher.(broker.Pinger)
+			b.pinger = pingerOf(l)
 			b.pingTimeout = l.PublishTimeout
 			byPub[key] = b
 			cfg.Health.add(b)
@@ -71,3 +71,23 @@ func pingAtStart(ctx context.Context, breakers map[string]*breaker) {
 		b.ping(ctx, false)
 	}
 }
+
+// pingerOf is how the relay checks a lane's broker without an event: its
+// Pinger, or its DestinationPinger bound to the lane's destination, or nil.
+func pingerOf(l Lane) broker.Pinger {
+	switch p := l.Publisher.(type) {
+	case broker.Pinger:
+		return p
+	case broker.DestinationPinger:
+		return destinationPinger{p, l.Destination}
+	}
+	return nil
+}
+
+// destinationPinger pings the endpoint of one destination.
+type destinationPinger struct {
+	p    broker.DestinationPinger
+	dest broker.Template
+}
+
+func (d destinationPinger) Ping(ctx context.Context) error { return d.p.PingDestination(ctx, d.dest) }

@@ -36,8 +36,8 @@ func TestBrokerDownRedis(t *testing.T) {
 	t.Cleanup(func() { _ = p.Close() })
 	runBrokerDown(t, outageTarget{
 		pub: p, dest: broker.MustParseTemplate("down.{event_type}"),
-		stop:  func(t *testing.T) { srv.Stop(t) },
-		start: func(t *testing.T) { srv.Start(t) },
+		stop:  func(t testing.TB) { srv.Stop(t) },
+		start: func(t testing.TB) { srv.Start(t) },
 		read: func(t *testing.T) []string {
 			c := goredis.NewClient(&goredis.Options{Addr: srv.Addr})
 			defer c.Close()
@@ -57,12 +57,12 @@ func TestBrokerDownRedis(t *testing.T) {
 // Rule: a Kafka cluster (kfake) closed for 15s and opened again on the
 // same port and data directory costs no event.
 func TestBrokerDownKafka(t *testing.T) {
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	dir := t.TempDir()
 	var mu sync.Mutex
 	var cl *kfake.Cluster
-	start := func(t *testing.T) {
+	start := func(t testing.TB) {
 		mu.Lock()
 		defer mu.Unlock()
 		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.DataDir(dir),
@@ -73,7 +73,7 @@ func TestBrokerDownKafka(t *testing.T) {
 		}
 		cl = c
 	}
-	stop := func(*testing.T) {
+	stop := func(testing.TB) {
 		mu.Lock()
 		defer mu.Unlock()
 		if cl != nil {
@@ -132,7 +132,7 @@ type webhookReceiver struct {
 }
 
 func startReceiver(t *testing.T) *webhookReceiver {
-	r := &webhookReceiver{addr: "127.0.0.1:" + strconv.Itoa(freePort(t))}
+	r := &webhookReceiver{addr: "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))}
 	r.open(t)
 	t.Cleanup(func() { r.close(t) })
 	return r
@@ -153,7 +153,7 @@ func (r *webhookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (r *webhookReceiver) open(t *testing.T) {
+func (r *webhookReceiver) open(t testing.TB) {
 	ln, err := net.Listen("tcp", r.addr)
 	if err != nil {
 		t.Fatalf("listen on %s: %v", r.addr, err)
@@ -162,7 +162,7 @@ func (r *webhookReceiver) open(t *testing.T) {
 	go func() { defer close(r.done); _ = r.srv.Serve(ln) }()
 }
 
-func (r *webhookReceiver) close(*testing.T) {
+func (r *webhookReceiver) close(testing.TB) {
 	if r.srv == nil {
 		return
 	}
@@ -193,8 +193,8 @@ func TestBrokerDownWebhook503(t *testing.T) {
 	r := startReceiver(t)
 	runBrokerDown(t, outageTarget{
 		pub: newWebhook(t), dest: broker.MustParseTemplate("http://" + r.addr + "/hook"),
-		stop:  func(*testing.T) { r.unavailable.Store(true) },
-		start: func(*testing.T) { r.unavailable.Store(false) },
+		stop:  func(testing.TB) { r.unavailable.Store(true) },
+		start: func(testing.TB) { r.unavailable.Store(false) },
 		read:  r.received,
 	})
 }
@@ -242,17 +242,17 @@ func TestBrokerRefusingOneEventKeepsBreakerClosed(t *testing.T) {
 // Rule: a RabbitMQ node of the test's own, stopped for 15s and started
 // again on the same port and data, costs no event.
 func TestBrokerDownRabbitMQ(t *testing.T) {
-	node := startRabbitNode(t)
+	node := testenv.StartRabbitNode(t)
 	const exchange, queue = "herald.down", "herald.down"
-	declareRabbitQueue(t, node.url(), exchange, queue)
-	p, err := rabbitmq.New(context.Background(), rabbitmq.Config{URL: node.url(), Exchange: exchange,
+	declareRabbitQueue(t, node.URL(), exchange, queue)
+	p, err := rabbitmq.New(context.Background(), rabbitmq.Config{URL: node.URL(), Exchange: exchange,
 		DialTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	runBrokerDown(t, outageTarget{
-		pub: p, dest: broker.MustParseTemplate("down.{event_type}"), stop: node.stop, start: node.start,
-		read: func(t *testing.T) []string { return queueIDs(t, node.url(), queue) },
+		pub: p, dest: broker.MustParseTemplate("down.{event_type}"), stop: node.Stop, start: node.Start,
+		read: func(t *testing.T) []string { return queueIDs(t, node.URL(), queue) },
 	})
 }

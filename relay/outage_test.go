@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/natsembed"
 	"github.com/heraldhq/herald/broker/rabbitmq"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -38,8 +39,8 @@ const (
 type outageTarget struct {
 	pub   broker.Publisher
 	dest  broker.Template
-	stop  func(t *testing.T)
-	start func(t *testing.T)
+	stop  func(t testing.TB)
+	start func(t testing.TB)
 	read  func(t *testing.T) []string
 }
 
@@ -218,12 +219,12 @@ func TestOutageNATS(t *testing.T) {
 	runOutage(t, outageTarget{
 		pub:  p,
 		dest: broker.MustParseTemplate("outage.{event_type}"),
-		stop: func(*testing.T) {
+		stop: func(testing.TB) {
 			mu.Lock()
 			defer mu.Unlock()
 			srv.Shutdown()
 		},
-		start: func(t *testing.T) {
+		start: func(t testing.TB) {
 			mu.Lock()
 			defer mu.Unlock()
 			s, err := natsembed.Start(natsembed.Config{Dir: dir, Port: port})
@@ -272,10 +273,10 @@ func streamLen(t *testing.T, url, stream string) int {
 // Rule: a RabbitMQ server stopped mid-run and started again on the same
 // port and data directory loses no event and kills none.
 func TestOutageRabbitMQ(t *testing.T) {
-	node := startRabbitNode(t)
+	node := testenv.StartRabbitNode(t)
 	const exchange, queue = "herald.outage", "herald.outage"
-	declareRabbitQueue(t, node.url(), exchange, queue)
-	p, err := rabbitmq.New(context.Background(), rabbitmq.Config{URL: node.url(), Exchange: exchange,
+	declareRabbitQueue(t, node.URL(), exchange, queue)
+	p, err := rabbitmq.New(context.Background(), rabbitmq.Config{URL: node.URL(), Exchange: exchange,
 		DialTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -285,9 +286,9 @@ func TestOutageRabbitMQ(t *testing.T) {
 	runOutage(t, outageTarget{
 		pub:   p,
 		dest:  broker.MustParseTemplate("outage.{event_type}"),
-		stop:  node.stop,
-		start: node.start,
-		read:  func(t *testing.T) []string { return queueIDs(t, node.url(), queue) },
+		stop:  node.Stop,
+		start: node.Start,
+		read:  func(t *testing.T) []string { return queueIDs(t, node.URL(), queue) },
 	})
 }
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package relay
+package testenv
 
 import "os/exec"
 

@@ -1,4 +1,4 @@
-package relay
+package testenv
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // debianRabbitScripts holds the unwrapped RabbitMQ scripts of the Debian
@@ -22,13 +21,13 @@ import (
 // root, switches to the rabbitmq user, who cannot write the test's temp dir.
 const debianRabbitScripts = "/usr/lib/rabbitmq/bin"
 
-// rabbitNode is a RabbitMQ server of the test's own: its own node name,
+// RabbitNode is a RabbitMQ server of the test's own: its own node name,
 // AMQP and distribution ports on loopback, Erlang cookie, configuration,
 // data and logs under a temp dir, no plugins. It runs as a child process of
 // the test (not detached), so the test can stop and restart it; the shared
 // server on 5672 is never touched. It registers with the machine's epmd
 // (or starts one, which outlives the test, as epmd does).
-type rabbitNode struct {
+type RabbitNode struct {
 	bin, dir, name string
 	port, distPort int
 	cmd            *exec.Cmd
@@ -39,22 +38,31 @@ type rabbitNode struct {
 // rabbitBootTimeout bounds a start: a boot takes ~10s on a busy machine.
 const rabbitBootTimeout = 90 * time.Second
 
-// startRabbitNode boots a node and stops it when the test ends. Without
+// StartRabbitNode boots a node and stops it when the test ends. Without
 // rabbitmq-server on PATH the test skips, or fails when CI=true.
-func startRabbitNode(t *testing.T) *rabbitNode {
+func StartRabbitNode(t testing.TB) *RabbitNode {
+	t.Helper()
+	n := NewRabbitNode(t)
+	n.Start(t)
+	return n
+}
+
+// NewRabbitNode prepares a node (ports, configuration, data directory)
+// without booting it (Start does), for tests of a program that starts
+// while its RabbitMQ is down. The node is stopped when the test ends.
+func NewRabbitNode(t testing.TB) *RabbitNode {
 	t.Helper()
 	bin, err := exec.LookPath("rabbitmq-server")
 	if err != nil {
-		testenv.Unavailable(t, "rabbitmq-server is not on PATH", err)
+		Unavailable(t, "rabbitmq-server is not on PATH", err)
 	}
 	if direct := filepath.Join(debianRabbitScripts, "rabbitmq-server"); fileExists(direct) {
 		bin = direct
 	}
-	n := &rabbitNode{bin: bin, dir: t.TempDir(), name: "herald-test-" + herald.NewID() + "@localhost",
-		port: freePort(t), distPort: freePort(t)}
+	n := &RabbitNode{bin: bin, dir: t.TempDir(), name: "herald-test-" + herald.NewID() + "@localhost",
+		port: FreePort(t), distPort: FreePort(t)}
 	n.writeConfig(t)
-	n.start(t)
-	t.Cleanup(func() { n.stop(t) })
+	t.Cleanup(func() { n.Stop(t) })
 	return n
 }
 
@@ -63,8 +71,8 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -74,14 +82,14 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func (n *rabbitNode) url() string { return fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", n.port) }
+func (n *RabbitNode) URL() string { return fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", n.port) }
 
-func (n *rabbitNode) path(name string) string { return filepath.Join(n.dir, name) }
+func (n *RabbitNode) path(name string) string { return filepath.Join(n.dir, name) }
 
 // writeConfig writes the files that replace the machine's: an empty env
 // file (the machine's sets the shared node's name), a config file listening
 // on the node's port only, and an empty plugin list.
-func (n *rabbitNode) writeConfig(t *testing.T) {
+func (n *RabbitNode) writeConfig(t testing.TB) {
 	t.Helper()
 	files := map[string]string{
 		"rabbitmq-env.conf": "",
@@ -95,7 +103,7 @@ func (n *rabbitNode) writeConfig(t *testing.T) {
 	}
 }
 
-func (n *rabbitNode) env() []string {
+func (n *RabbitNode) env() []string {
 	return append(os.Environ(),
 		"HOME="+n.dir, // Erlang keeps its cookie in $HOME/.erlang.cookie
 		"RABBITMQ_CONF_ENV_FILE="+n.path("rabbitmq-env.conf"),
@@ -116,7 +124,7 @@ func (n *rabbitNode) env() []string {
 
 // start boots the node (on the same port and data as before, after a stop)
 // and waits until it accepts AMQP connections.
-func (n *rabbitNode) start(t *testing.T) {
+func (n *RabbitNode) Start(t testing.TB) {
 	t.Helper()
 	n.console.Reset()
 	cmd := exec.Command(n.bin)
@@ -132,17 +140,17 @@ func (n *rabbitNode) start(t *testing.T) {
 		close(done)
 	}(n.exited)
 	if err := n.waitReady(); err != nil {
-		n.stop(t)
+		n.Stop(t)
 		t.Fatalf("rabbitmq node %s on port %d: %v\n%s", n.name, n.port, err, n.console.String())
 	}
 }
 
 // waitReady polls with an AMQP handshake: the port opens before the broker
 // is fully booted.
-func (n *rabbitNode) waitReady() error {
+func (n *RabbitNode) waitReady() error {
 	deadline := time.Now().Add(rabbitBootTimeout)
 	for {
-		conn, err := amqp.DialConfig(n.url(), amqp.Config{Dial: amqp.DefaultDial(time.Second)})
+		conn, err := amqp.DialConfig(n.URL(), amqp.Config{Dial: amqp.DefaultDial(time.Second)})
 		if err == nil {
 			return conn.Close()
 		}
@@ -160,7 +168,7 @@ func (n *rabbitNode) waitReady() error {
 // stop shuts the node down cleanly: SIGTERM makes the script stop the
 // Erlang VM gracefully (it flushes the queues to disk). It kills the
 // process if that takes too long. Stopping a stopped node does nothing.
-func (n *rabbitNode) stop(t *testing.T) {
+func (n *RabbitNode) Stop(t testing.TB) {
 	t.Helper()
 	if n.cmd == nil {
 		return
