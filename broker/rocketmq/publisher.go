@@ -141,7 +141,7 @@ func (p *Publisher) send(ctx context.Context, m broker.Message) broker.Result {
 	}
 	res, err := p.prod.SendSync(ctx, toPrimitive(mapped))
 	if err != nil {
-		return broker.Result{Err: classify(m, err)}
+		return broker.Result{Err: p.noNameServer(ctx, classify(m, err))}
 	}
 	return p.outcome(m, res)
 }
@@ -207,8 +207,10 @@ func classify(m broker.Message, err error) error {
 		return herald.Permanent(wrapped)
 	case refused:
 		return wrapped // the broker answered and refused (SYSTEM_BUSY, ...): nothing stored
-	case strings.Contains(err.Error(), "route info not found"), strings.Contains(err.Error(), "not running"):
-		return wrapped // never sent: no route to the topic yet, or not started
+	case strings.Contains(err.Error(), "route info not found"):
+		return &noRouteError{wrapped} // never sent: no route yet (noNameServer tells why)
+	case strings.Contains(err.Error(), "not running"):
+		return wrapped // never sent: the producer is not started
 	}
 	// Timeouts and connection errors after the request left: maybe stored.
 	// A refused or dropped connection also says the broker is not there,

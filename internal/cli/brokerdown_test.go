@@ -17,6 +17,7 @@ import (
 
 	"github.com/heraldhq/herald/admin"
 	"github.com/heraldhq/herald/broker/natsembed"
+	"github.com/heraldhq/herald/broker/rocketmq/rmqfake"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
@@ -64,9 +65,9 @@ type downBroker struct {
 func TestRunStartsWithBrokerDown(t *testing.T) {
 	cases := map[string]func(t *testing.T) downBroker{
 		"redis": downRedis, "nats": downNATS, "kafka": downKafka,
-		"webhook": downWebhook, "rabbitmq": downRabbitMQ,
+		"webhook": downWebhook, "rabbitmq": downRabbitMQ, "rocketmq": downRocketMQ,
 	}
-	for _, name := range []string{"redis", "nats", "kafka", "webhook", "rabbitmq"} {
+	for _, name := range []string{"redis", "nats", "kafka", "webhook", "rabbitmq", "rocketmq"} {
 		t.Run(name, func(t *testing.T) { runWithBrokerDown(t, cases[name](t)) })
 	}
 }
@@ -124,6 +125,20 @@ func downRabbitMQ(t *testing.T) downBroker {
 	node := testenv.NewRabbitNode(t)
 	return downBroker{yaml: fmt.Sprintf("{type: rabbitmq, url: %q, allow_unroutable: true, dial_timeout: 200ms}", node.URL()),
 		up: func(t *testing.T) { node.Start(t) }, refused: true}
+}
+
+func downRocketMQ(t *testing.T) downBroker {
+	ns := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	br := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	return downBroker{
+		yaml: fmt.Sprintf("{type: rocketmq, name_servers: [%q], group: herald, send_timeout: 1s}", ns),
+		up: func(t *testing.T) {
+			c, err := rmqfake.New(rmqfake.Options{NameServerAddr: ns, BrokerAddr: br, MaxLongPoll: time.Second})
+			if err != nil {
+				t.Fatalf("rmqfake on %s/%s: %v", ns, br, err)
+			}
+			t.Cleanup(c.Close)
+		}, refused: true}
 }
 
 // withDestination is for brokers whose lane destination is not a subject.
