@@ -5,15 +5,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/broker/kafka"
+	"github.com/heraldhq/herald/broker/nats"
+	"github.com/heraldhq/herald/broker/rabbitmq"
+	"github.com/heraldhq/herald/broker/redis"
+	"github.com/heraldhq/herald/broker/rocketmq"
+	"github.com/heraldhq/herald/broker/webhook"
 )
 
 func TestDefaultsAreValid(t *testing.T) {
-	f := Defaults()
+	f := Defaults(testDrivers)
 	if f.Store.Driver != "sqlite" || f.Store.DSN != "herald.db" {
 		t.Fatalf("default store = %+v, want sqlite herald.db", f.Store)
 	}
 	b := f.Brokers["default"]
-	if b == nil || b.NATS == nil || b.NATS.Embedded == nil || b.NATS.Embedded.Port == 4222 {
+	if n := as[*nats.BrokerConfig](b.Config); n == nil || n.Embedded == nil || n.Embedded.Port == 4222 {
 		t.Fatalf("default broker must be an embedded NATS off port 4222, got %+v", b)
 	}
 	if len(f.Lanes) != 1 || f.Lanes[0].Table != "herald_outbox" || f.Lanes[0].Destination != "herald.{topic}" {
@@ -22,7 +29,7 @@ func TestDefaultsAreValid(t *testing.T) {
 }
 
 func TestParseFullFile(t *testing.T) {
-	f, err := Parse([]byte(`
+	f, err := parse([]byte(`
 store: {driver: mysql, dsn: "root@tcp(127.0.0.1:3306)/test"}
 brokers:
   events: {type: nats, url: "nats://127.0.0.1:4222", stream: EVENTS}
@@ -88,7 +95,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := Parse([]byte(c.yaml), "test.yaml")
+			_, err := parse([]byte(c.yaml), "test.yaml")
 			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("want ErrInvalid, got %v", err)
 			}
@@ -101,7 +108,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 
 func TestEnvOverridesStore(t *testing.T) {
 	t.Setenv("HERALD_STORE_DSN", "other.db")
-	f := Defaults()
+	f := Defaults(testDrivers)
 	if f.Store.DSN != "other.db" {
 		t.Fatalf("HERALD_STORE_DSN not applied: %q", f.Store.DSN)
 	}
@@ -109,7 +116,7 @@ func TestEnvOverridesStore(t *testing.T) {
 
 // Every broker type reads its own keys from the YAML.
 func TestEveryBrokerTypeParses(t *testing.T) {
-	f, err := Parse([]byte(`
+	f, err := parse([]byte(`
 brokers:
   k:  {type: kafka, brokers: ["127.0.0.1:9092"], client_id: herald}
   r:  {type: rabbitmq, url: "amqp://guest:guest@127.0.0.1:5672/", exchange: events}
@@ -127,8 +134,8 @@ lanes:
 		t.Fatal(err)
 	}
 	b := f.Brokers
-	if b["k"].Kafka.ClientID != "herald" || b["r"].RabbitMQ.Exchange != "events" || b["rd"].Redis.MaxLen != 1000 ||
-		b["mq"].RocketMQ.TagMode != "event_type" || b["w"].Webhook.Timeout != 5*time.Second {
-		t.Fatalf("broker keys not read: %+v %+v %+v %+v %+v", b["k"].Kafka, b["r"].RabbitMQ, b["rd"].Redis, b["mq"].RocketMQ, b["w"].Webhook)
+	if as[*kafka.BrokerConfig](b["k"].Config).ClientID != "herald" || as[*rabbitmq.BrokerConfig](b["r"].Config).Exchange != "events" || as[*redis.BrokerConfig](b["rd"].Config).MaxLen != 1000 ||
+		as[*rocketmq.BrokerConfig](b["mq"].Config).TagMode != "event_type" || as[*webhook.BrokerConfig](b["w"].Config).Timeout != 5*time.Second {
+		t.Fatalf("broker keys not read: %+v %+v %+v %+v %+v", as[*kafka.BrokerConfig](b["k"].Config), as[*rabbitmq.BrokerConfig](b["r"].Config), as[*redis.BrokerConfig](b["rd"].Config), as[*rocketmq.BrokerConfig](b["mq"].Config), as[*webhook.BrokerConfig](b["w"].Config))
 	}
 }

@@ -29,7 +29,7 @@ func (e keyError) Error() string {
 // (lanes[0].batchsize) and the closest known key. Decoding with yaml's
 // KnownFields names only the Go type and the first bad key; this names
 // them all in the file's own terms.
-func checkKeys(n *yaml.Node, t reflect.Type, path string) []error {
+func (d Drivers) checkKeys(n *yaml.Node, t reflect.Type, path string) []error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -41,19 +41,21 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) []error {
 	}
 	switch {
 	case t == reflect.TypeOf(Broker{}):
-		return checkBrokerKeys(n, path)
+		return d.checkBrokerKeys(n, path)
+	case t == reflect.TypeOf(Store{}):
+		return d.checkStoreKeys(n, path)
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode && !isScalarType(t):
-		return checkStructKeys(n, t, path)
+		return d.checkStructKeys(n, yamlFields(t), path)
 	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
 		var errs []error
 		for i, item := range n.Content {
-			errs = append(errs, checkKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
+			errs = append(errs, d.checkKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
 		}
 		return errs
 	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
 		var errs []error
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			errs = append(errs, checkKeys(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value))...)
+			errs = append(errs, d.checkKeys(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value))...)
 		}
 		return errs
 	}
@@ -63,11 +65,10 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) []error {
 // isScalarType reports struct types written as one YAML scalar.
 func isScalarType(t reflect.Type) bool {
 	_, custom := reflect.New(t).Interface().(yaml.Unmarshaler)
-	return custom && t != reflect.TypeOf(Broker{})
+	return custom && t != reflect.TypeOf(Broker{}) && t != reflect.TypeOf(Store{})
 }
 
-func checkStructKeys(n *yaml.Node, t reflect.Type, path string) []error {
-	fields := yamlFields(t)
+func (d Drivers) checkStructKeys(n *yaml.Node, fields map[string]reflect.Type, path string) []error {
 	var errs []error
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
@@ -76,23 +77,41 @@ func checkStructKeys(n *yaml.Node, t reflect.Type, path string) []error {
 			errs = append(errs, keyError{line: k.Line, path: join(path, k.Value), suggest: closest(k.Value, fields)})
 			continue
 		}
-		errs = append(errs, checkKeys(n.Content[i+1], ft, join(path, k.Value))...)
+		errs = append(errs, d.checkKeys(n.Content[i+1], ft, join(path, k.Value))...)
 	}
 	return errs
 }
 
-// checkBrokerKeys checks a broker entry against the struct of its type; an
-// unknown type is left to the decoder, which lists the known ones.
-func checkBrokerKeys(n *yaml.Node, path string) []error {
+// checkBrokerKeys checks a broker entry against `type` and its driver's
+// config; an unknown type is left to the decoder, which lists the known ones.
+func (d Drivers) checkBrokerKeys(n *yaml.Node, path string) []error {
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
-	typ := mappingValue(n, "type")
-	newConfig, ok := brokerTypes[typ]
-	if !ok {
+	drv := d.broker(mappingValue(n, "type"))
+	if drv == nil {
 		return nil
 	}
-	return checkStructKeys(n, reflect.TypeOf(newConfig(&Broker{})).Elem(), path)
+	fields := yamlFields(reflect.TypeOf(drv.NewConfig()).Elem())
+	fields["type"] = reflect.TypeOf("")
+	return d.checkStructKeys(n, fields, path)
+}
+
+// checkStoreKeys checks the store section against the common keys and
+// those of every store driver: a key of another driver than the one named
+// is ignored, as it always was, so that a file whose driver the
+// environment overrides (HERALD_STORE_DRIVER) keeps working.
+func (d Drivers) checkStoreKeys(n *yaml.Node, path string) []error {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	fields := yamlFields(reflect.TypeOf(storeKeys{}))
+	for _, drv := range d.Stores {
+		for k, v := range yamlFields(reflect.TypeOf(drv.NewConfig()).Elem()) {
+			fields[k] = v
+		}
+	}
+	return d.checkStructKeys(n, fields, path)
 }
 
 // yamlFields maps each YAML key of struct t (inline structs flattened) to

@@ -17,23 +17,9 @@ import (
 const maxBatchSize = 10000
 
 func (f *File) applyDefaults() {
-	if f.Store.Driver == "" {
-		f.Store.Driver = "sqlite"
-	}
-	if f.Store.DSN == "" && f.Store.Driver == "sqlite" {
-		f.Store.DSN = "herald.db"
-	}
-	if f.Store.Migrate == nil {
-		yes := true
-		f.Store.Migrate = &yes
-	}
+	f.Store.applyDefaults()
 	if f.Admin.Addr == "" {
 		f.Admin.Addr = "127.0.0.1:8080"
-	}
-	for _, b := range f.Brokers {
-		if b != nil {
-			b.applyDefaults()
-		}
 	}
 	for i := range f.Lanes {
 		l := &f.Lanes[i]
@@ -51,32 +37,21 @@ func (f *File) applyDefaults() {
 	}
 }
 
-func (f *File) validate() error {
+func (f *File) validate(d Drivers) error {
 	var errs []error
 	add := func(key string, err error) {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
 	}
-	d, err := herald.ParseDialect(f.Store.Driver)
-	add("store.driver", err)
-	if f.Store.DSN == "" {
-		add("store.dsn", errors.New("is required"))
-	} else if err == nil {
-		add("store.dsn", validateDSN(d, f.Store.DSN))
-	}
-	switch f.Store.Synchronous {
-	case "", "full", "normal":
-	default:
-		add("store.synchronous", fmt.Errorf("%q is not full or normal", f.Store.Synchronous))
-	}
+	errs = append(errs, f.Store.validate(d)...)
 	for _, name := range sortedKeys(f.Brokers) {
 		b := f.Brokers[name]
 		if b == nil {
 			add("brokers."+name, errors.New("is empty"))
 			continue
 		}
-		add("brokers."+name, b.validate())
+		add("brokers."+name, b.Config.Validate())
 	}
 	if len(f.Lanes) == 0 {
 		add("lanes", errors.New("at least one lane is required"))
@@ -126,8 +101,8 @@ func (l *Lane) validate(brokers map[string]*Broker) []error {
 	}
 	if tpl, err := broker.ParseTemplate(l.Destination); err != nil {
 		add("destination", err)
-	} else if b := brokers[l.Broker]; b != nil && b.Webhook != nil {
-		add("destination", webhookURL(tpl))
+	} else if b := brokers[l.Broker]; b != nil {
+		add("destination", b.checkDestination(tpl))
 	}
 	add("ordering", oneOf(l.Ordering, "", "none", "key"))
 	add("on_dead", oneOf(l.OnDead, "", "park", "skip"))
@@ -179,17 +154,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// webhookURL checks that a webhook lane's destination renders to an
-// absolute http(s) URL (placeholders filled with a sample value).
-func webhookURL(tpl broker.Template) error {
-	sample := herald.Event{Topic: "topic", Type: "Type", Tenant: "tenant", PartitionKey: "key"}
-	u, err := url.Parse(tpl.Render(sample))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("a webhook destination must be an absolute http(s) URL such as \"https://partner.example/hooks/{event_type}\"")
-	}
-	return nil
 }
 
 // AdminOff is the admin.addr that disables the admin endpoint.
