@@ -10,6 +10,8 @@ import (
 	"reflect"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/heraldhq/herald/relay"
 )
 
 // File is the whole config file. Every key is documented in docs/config.md;
@@ -25,46 +27,16 @@ type File struct {
 	Log     Log                `yaml:"log"`
 }
 
-// Lane is one entry of `lanes`.
-type Lane struct {
-	Name           string    `yaml:"name"`
-	Table          string    `yaml:"table"`
-	Tenant         string    `yaml:"tenant"`
-	Broker         string    `yaml:"broker"`
-	Destination    string    `yaml:"destination"`
-	IncludeTypes   []string  `yaml:"include_types"`
-	ExcludeTypes   []string  `yaml:"exclude_types"`
-	Ordering       string    `yaml:"ordering"`
-	OnDead         string    `yaml:"on_dead"`
-	Concurrency    int       `yaml:"concurrency"`
-	BatchSize      int       `yaml:"batch_size"`
-	PollInterval   Duration  `yaml:"poll_interval"`
-	PublishTimeout Duration  `yaml:"publish_timeout"`
-	Lease          Duration  `yaml:"lease"`
-	Retry          Retry     `yaml:"retry"`
-	DiscardAfter   Duration  `yaml:"discard_after"`
-	Retention      Retention `yaml:"retention"`
-	// MaxPayload is the largest payload the lane accepts; 0 takes the broker's limit.
-	MaxPayload int `yaml:"max_payload"`
-}
+// Lane is one entry of `lanes`: a relay lane, whose settings, YAML keys,
+// defaults and rules relay.Lane declares. Parse fills in every default, so
+// that `herald config print` shows the effective values.
+type Lane = relay.Lane
 
-// Retry is a lane's `retry` section.
-type Retry struct {
-	Strategy    string   `yaml:"strategy"`
-	Initial     Duration `yaml:"initial"`
-	Max         Duration `yaml:"max"`
-	MaxAttempts int      `yaml:"max_attempts"`
-	Jitter      string   `yaml:"jitter"`
-}
+// Retry is a lane's `retry` section (relay.Retry).
+type Retry = relay.Retry
 
-// Retention is a lane's `retention` section.
-type Retention struct {
-	Delivered Duration `yaml:"delivered"`
-	Dead      Duration `yaml:"dead"`
-	Active    Duration `yaml:"active"`
-	Interval  Duration `yaml:"interval"`
-	BatchSize int      `yaml:"batch_size"`
-}
+// Retention is a lane's `retention` section (relay.Retention).
+type Retention = relay.Retention
 
 // Admin is the `admin` section.
 type Admin struct {
@@ -140,6 +112,9 @@ func parseOver(base string, data []byte, source string, d Drivers) (*File, error
 	f.applyDefaults()
 	if err := f.validate(d); err != nil {
 		return nil, fail(err)
+	}
+	for i := range f.Lanes {
+		f.Lanes[i] = f.Lanes[i].WithDefaults()
 	}
 	return &f, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/broker/kafka"
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/stdout"
 	"github.com/heraldhq/herald/drivers"
@@ -51,5 +52,39 @@ func TestParseWithFewerDrivers(t *testing.T) {
 	}
 	if _, ok := f.Store.Config.(*mysql.Config); !ok || f.Brokers["o"].Type != "stdout" {
 		t.Fatalf("store %+v, brokers %+v", f.Store, f.Brokers)
+	}
+}
+
+// Every broker driver with a secret hides it from `herald config print`
+// (broker.Redactor), and the parsed file keeps it for opening the broker.
+func TestPrintHidesEveryBrokersSecret(t *testing.T) {
+	const canary = "S3cr3tCanary"
+	f, err := parse([]byte(`
+store: {driver: mysql, dsn: "root:`+canary+`@tcp(127.0.0.1:3306)/test"}
+brokers:
+  k: {type: kafka, sasl: {mechanism: PLAIN, username: u, password: `+canary+`}}
+  r: {type: rabbitmq, url: "amqp://guest:`+canary+`@127.0.0.1:5672/"}
+  d: {type: redis, url: "redis://:`+canary+`@127.0.0.1:6379/0"}
+  m: {type: rocketmq, name_servers: ["127.0.0.1:9876"], access_key: a, secret_key: `+canary+`}
+  n: {type: nats, url: "nats://u:`+canary+`@127.0.0.1:4222", stream: S}
+lanes:
+  - {name: a, broker: k, destination: t}
+  - {name: b, broker: r, destination: t}
+  - {name: c, broker: d, destination: t}
+  - {name: e, broker: m, destination: t}
+  - {name: f, broker: n, destination: t}
+`), "secrets.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.Print()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), canary) || strings.Count(string(out), "xxxxx") != 6 {
+		t.Fatalf("printed config leaks a secret or hides too few (want 6 xxxxx):\n%s", out)
+	}
+	if as[*kafka.BrokerConfig](f.Brokers["k"].Config).SASL.Password != canary {
+		t.Fatal("Print changed the parsed file's secret")
 	}
 }

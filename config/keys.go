@@ -5,8 +5,11 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/heraldhq/herald/broker"
 )
 
 // keyError is one unknown key, named by its path in the file.
@@ -40,6 +43,10 @@ func (d Drivers) checkKeys(n *yaml.Node, t reflect.Type, path string) []error {
 		n = n.Alias
 	}
 	switch {
+	case t == durationType:
+		return checkDuration(n, path)
+	case t == templateType:
+		return checkTemplate(n, path)
 	case t == reflect.TypeOf(Broker{}):
 		return d.checkBrokerKeys(n, path)
 	case t == reflect.TypeOf(Store{}):
@@ -60,6 +67,47 @@ func (d Drivers) checkKeys(n *yaml.Node, t reflect.Type, path string) []error {
 		return errs
 	}
 	return nil // scalars, and shapes yaml's decoder will refuse with its own error
+}
+
+var (
+	durationType = reflect.TypeOf(time.Duration(0))
+	templateType = reflect.TypeOf(broker.Template{})
+)
+
+// checkDuration checks a duration scalar ("5s", or 0) in the file's terms,
+// where yaml's decoder would say only that it cannot unmarshal it; it
+// writes 0 as "0s", which the decoder reads.
+func checkDuration(n *yaml.Node, path string) []error {
+	if n.Kind != yaml.ScalarNode {
+		return []error{fmt.Errorf("line %d: %s: a duration must be a string such as \"5s\"", n.Line, path)}
+	}
+	if n.Value == "0" {
+		n.Value, n.Tag = "0s", "!!str"
+		return nil
+	}
+	v, err := time.ParseDuration(n.Value)
+	switch {
+	case err != nil:
+		return []error{fmt.Errorf("line %d: %s: %q is not a duration (use e.g. \"500ms\", \"5s\", \"2m\", \"720h\")", n.Line, path, n.Value)}
+	case v < 0:
+		return []error{fmt.Errorf("line %d: %s: duration %q is negative", n.Line, path, n.Value)}
+	}
+	return nil
+}
+
+// checkTemplate checks a destination template; an empty one is left to
+// validate, which says a lane needs one.
+func checkTemplate(n *yaml.Node, path string) []error {
+	if n.Kind != yaml.ScalarNode {
+		return []error{fmt.Errorf("line %d: %s: a destination must be a string such as \"herald.{topic}\"", n.Line, path)}
+	}
+	if n.Value == "" {
+		return nil
+	}
+	if _, err := broker.ParseTemplate(n.Value); err != nil {
+		return []error{fmt.Errorf("line %d: %s: %w", n.Line, path, err)}
+	}
+	return nil
 }
 
 // isScalarType reports struct types written as one YAML scalar.

@@ -104,25 +104,10 @@ func (rt *Runtime) StartBrokers(ctx context.Context, log *slog.Logger) error {
 		pubs[l.Broker] = p
 	}
 	for _, l := range rt.File.Lanes {
-		rt.Lanes = append(rt.Lanes, l.relayLane(pubs[l.Broker]))
+		l.Publisher = pubs[l.Broker]
+		rt.Lanes = append(rt.Lanes, l)
 	}
 	return nil
-}
-
-func (l *Lane) relayLane(p broker.Publisher) relay.Lane {
-	return relay.Lane{
-		Name: l.Name, Table: l.Table, Tenant: l.Tenant,
-		IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes,
-		Publisher: p, Broker: l.Broker, Destination: broker.MustParseTemplate(l.Destination), // validated at load
-		Ordering: relay.Ordering(l.Ordering), OnDead: relay.OnDead(l.OnDead), MaxPayload: l.MaxPayload,
-		Concurrency: l.Concurrency, BatchSize: l.BatchSize,
-		PollInterval: l.PollInterval.D(), PublishTimeout: l.PublishTimeout.D(), Lease: l.Lease.D(),
-		Retry: relay.Retry{Initial: l.Retry.Initial.D(), Max: l.Retry.Max.D(),
-			MaxAttempts: l.Retry.MaxAttempts, Jitter: relay.Jitter(l.Retry.Jitter)},
-		DiscardAfter: l.DiscardAfter.D(),
-		Retention: relay.Retention{Delivered: l.Retention.Delivered.D(), Dead: l.Retention.Dead.D(),
-			Active: l.Retention.Active.D(), Interval: l.Retention.Interval.D(), BatchSize: l.Retention.BatchSize},
-	}
 }
 
 // Close releases brokers, embedded servers and the store, in reverse order.

@@ -22,7 +22,7 @@ func (f *File) Tail(ctx context.Context, l *Lane, destination string, watching f
 	if !ok {
 		return fmt.Errorf("%w: herald tail cannot watch a %s broker (lane %s); it watches NATS, RabbitMQ, Redis and Kafka", ErrInvalid, b.Type, l.Name)
 	}
-	err := t.Tail(ctx, broker.TailRequest{Template: broker.MustParseTemplate(l.Destination), // validated at load
+	err := t.Tail(ctx, broker.TailRequest{Template: l.Destination,
 		Destination: destination, Watching: watching, Fn: fn})
 	if errors.Is(err, broker.ErrTailDestination) {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)

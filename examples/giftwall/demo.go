@@ -229,7 +229,7 @@ func (d *Demo) build(ctx context.Context, wallet *config.Lane) (*relay.Relay, *p
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
 	}
-	subjects, err := giftSubjects(wallet.Destination, d.opts.Traffic.Tenants)
+	subjects, err := giftSubjects(wallet.Destination.String(), d.opts.Traffic.Tenants)
 	if err != nil {
 		return nil, nil, err
 	}
