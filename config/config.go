@@ -141,7 +141,8 @@ func rootNode(data []byte) (*yaml.Node, error) {
 func Load(path string, d Drivers) (*File, error) {
 	if path == "" {
 		if _, err := os.Stat("herald.yaml"); err != nil {
-			return Defaults(d), nil
+			// Not Defaults: the environment may still make them invalid.
+			return parseOver("", []byte(defaultYAML), "embedded defaults", d)
 		}
 		path = "herald.yaml"
 	}

@@ -88,3 +88,14 @@ lanes:
 		t.Fatal("Print changed the parsed file's secret")
 	}
 }
+
+// With no config file, an environment override that makes the defaults
+// invalid is a config error (exit 2), not a panic (it panicked before).
+func TestLoadDefaultsWithBadEnvironment(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("HERALD_STORE_DRIVER", "pg")
+	_, err := Load("", testDrivers)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `store.driver: unknown database driver "pg"`) {
+		t.Fatalf("err = %v, want ErrInvalid naming store.driver", err)
+	}
+}
