@@ -23,6 +23,8 @@ var importRules = []struct {
 		anyOf(under("store"), under("broker")), under("internal/cli")},
 	{"the relay, projector and admin know no database or broker adapter",
 		anyOf(is("relay"), is("projector"), is("admin")), adapter},
+	{"config is a generic loader: it imports no adapter (package drivers lists them)",
+		is("config"), adapter},
 	{"the example imports only public packages, so it can be copied out",
 		under("examples"), under("internal")},
 	{"nothing but the command imports the CLI",
@@ -56,6 +58,25 @@ func TestImportRules(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Fatalf("go list named only %d packages", checked)
+	}
+}
+
+// TestConfigDependsOnNoAdapter checks the config loader's whole dependency
+// graph, not only its direct imports: no broker or store adapter (nor the
+// SDKs they pull in) is linked by a program that only reads config files.
+func TestConfigDependsOnNoAdapter(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"/config").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	for _, dep := range deps {
+		if strings.HasPrefix(dep, module) && adapter(rel(dep)) {
+			t.Errorf("config depends on the adapter %s", rel(dep))
+		}
+	}
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps named only %d packages", len(deps))
 	}
 }
 

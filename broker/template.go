@@ -11,6 +11,7 @@ import (
 // Template renders a lane's destination ("room.{event_type}") for an event.
 // The placeholders are {topic}, {event_type}, {tenant} and {partition_key}.
 type Template struct {
+	src   string
 	parts []templatePart
 }
 
@@ -33,7 +34,7 @@ func ParseTemplate(s string) (Template, error) {
 	if s == "" {
 		return Template{}, fmt.Errorf("destination template is empty")
 	}
-	var t Template
+	t := Template{src: s}
 	rest := s
 	for rest != "" {
 		open := strings.IndexByte(rest, '{')
@@ -64,6 +65,28 @@ func ParseTemplate(s string) (Template, error) {
 	}
 	return t, nil
 }
+
+// String returns the template as written.
+func (t Template) String() string { return t.src }
+
+// UnmarshalText parses the template (so that YAML and JSON decode it); an
+// empty text is the zero Template, which relay.New refuses as no
+// destination.
+func (t *Template) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*t = Template{}
+		return nil
+	}
+	p, err := ParseTemplate(string(b))
+	if err != nil {
+		return err
+	}
+	*t = p
+	return nil
+}
+
+// MarshalText returns the template as written.
+func (t Template) MarshalText() ([]byte, error) { return []byte(t.src), nil }
 
 // MustParseTemplate is ParseTemplate for constants; it panics on error.
 func MustParseTemplate(s string) Template {

@@ -10,6 +10,8 @@ import (
 	"reflect"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/heraldhq/herald/relay"
 )
 
 // File is the whole config file. Every key is documented in docs/config.md;
@@ -25,58 +27,16 @@ type File struct {
 	Log     Log                `yaml:"log"`
 }
 
-// Store is the `store` section.
-type Store struct {
-	// Driver is sqlite, mysql or postgres.
-	Driver string `yaml:"driver"`
-	// DSN is the connection string (a file name for sqlite).
-	DSN string `yaml:"dsn"`
-	// Migrate runs migrations when `herald run` starts. Defaults to true.
-	Migrate *bool `yaml:"migrate"`
-	// Synchronous (sqlite only): full (default, survives power loss) or normal.
-	Synchronous string `yaml:"synchronous"`
-}
+// Lane is one entry of `lanes`: a relay lane, whose settings, YAML keys,
+// defaults and rules relay.Lane declares. Parse fills in every default, so
+// that `herald config print` shows the effective values.
+type Lane = relay.Lane
 
-// Lane is one entry of `lanes`.
-type Lane struct {
-	Name           string    `yaml:"name"`
-	Table          string    `yaml:"table"`
-	Tenant         string    `yaml:"tenant"`
-	Broker         string    `yaml:"broker"`
-	Destination    string    `yaml:"destination"`
-	IncludeTypes   []string  `yaml:"include_types"`
-	ExcludeTypes   []string  `yaml:"exclude_types"`
-	Ordering       string    `yaml:"ordering"`
-	OnDead         string    `yaml:"on_dead"`
-	Concurrency    int       `yaml:"concurrency"`
-	BatchSize      int       `yaml:"batch_size"`
-	PollInterval   Duration  `yaml:"poll_interval"`
-	PublishTimeout Duration  `yaml:"publish_timeout"`
-	Lease          Duration  `yaml:"lease"`
-	Retry          Retry     `yaml:"retry"`
-	DiscardAfter   Duration  `yaml:"discard_after"`
-	Retention      Retention `yaml:"retention"`
-	// MaxPayload is the largest payload the lane accepts; 0 takes the broker's limit.
-	MaxPayload int `yaml:"max_payload"`
-}
+// Retry is a lane's `retry` section (relay.Retry).
+type Retry = relay.Retry
 
-// Retry is a lane's `retry` section.
-type Retry struct {
-	Strategy    string   `yaml:"strategy"`
-	Initial     Duration `yaml:"initial"`
-	Max         Duration `yaml:"max"`
-	MaxAttempts int      `yaml:"max_attempts"`
-	Jitter      string   `yaml:"jitter"`
-}
-
-// Retention is a lane's `retention` section.
-type Retention struct {
-	Delivered Duration `yaml:"delivered"`
-	Dead      Duration `yaml:"dead"`
-	Active    Duration `yaml:"active"`
-	Interval  Duration `yaml:"interval"`
-	BatchSize int      `yaml:"batch_size"`
-}
+// Retention is a lane's `retention` section (relay.Retention).
+type Retention = relay.Retention
 
 // Admin is the `admin` section.
 type Admin struct {
@@ -113,12 +73,13 @@ var ErrInvalid = errors.New("invalid config")
 
 // Parse reads a config file's bytes laid over the embedded defaults
 // (mergeOver): unknown keys are errors naming their path, then environment
-// overrides, defaults and validation.
-func Parse(data []byte, source string) (*File, error) {
-	return parseOver(defaultYAML, data, source)
+// overrides, defaults and validation. d are the broker types and databases
+// the file may name.
+func Parse(data []byte, source string, d Drivers) (*File, error) {
+	return parseOver(defaultYAML, data, source, d)
 }
 
-func parseOver(base string, data []byte, source string) (*File, error) {
+func parseOver(base string, data []byte, source string, d Drivers) (*File, error) {
 	fail := func(err error) error { return fmt.Errorf("%w: %s: %v", ErrInvalid, source, err) }
 	file, err := rootNode(data)
 	if err != nil {
@@ -134,7 +95,7 @@ func parseOver(base string, data []byte, source string) (*File, error) {
 	}
 	// Checked after merging, so that a broker entry that names no type is
 	// checked against its default's type; the file's nodes keep their lines.
-	if errs := checkKeys(merged, reflect.TypeOf(File{}), ""); len(errs) > 0 {
+	if errs := d.checkKeys(merged, reflect.TypeOf(File{}), ""); len(errs) > 0 {
 		return nil, fail(errors.Join(errs...))
 	}
 	var f File
@@ -145,9 +106,15 @@ func parseOver(base string, data []byte, source string) (*File, error) {
 	}
 	f.dropUnusedDefaultBrokers(fileBrokers)
 	f.applyEnv()
-	f.applyDefaults()
-	if err := f.validate(); err != nil {
+	if err := d.decode(&f, file); err != nil {
 		return nil, fail(err)
+	}
+	f.applyDefaults()
+	if err := f.validate(d); err != nil {
+		return nil, fail(err)
+	}
+	for i := range f.Lanes {
+		f.Lanes[i] = f.Lanes[i].WithDefaults()
 	}
 	return &f, nil
 }
@@ -169,12 +136,13 @@ func rootNode(data []byte) (*yaml.Node, error) {
 	return root, nil
 }
 
-// Load reads the config file at path; an empty path means "herald.yaml if
-// it exists, else the embedded defaults".
-func Load(path string) (*File, error) {
+// Load reads the config file at path with drivers d; an empty path means
+// "herald.yaml if it exists, else the embedded defaults".
+func Load(path string, d Drivers) (*File, error) {
 	if path == "" {
 		if _, err := os.Stat("herald.yaml"); err != nil {
-			return Defaults(), nil
+			// Not Defaults: the environment may still make them invalid.
+			return parseOver("", []byte(defaultYAML), "embedded defaults", d)
 		}
 		path = "herald.yaml"
 	}
@@ -182,16 +150,17 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	return Parse(data, path)
+	return Parse(data, path, d)
 }
 
 // Defaults returns the embedded defaults: SQLite in herald.db, an embedded
 // NATS JetStream server with its data in herald-data/, and one lane
-// "default" on herald_outbox publishing to herald.{topic}.
-func Defaults() *File {
-	f, err := parseOver("", []byte(defaultYAML), "embedded defaults")
+// "default" on herald_outbox publishing to herald.{topic}. d must ship the
+// sqlite store and the nats broker with an embedded server.
+func Defaults(d Drivers) *File {
+	f, err := parseOver("", []byte(defaultYAML), "embedded defaults", d)
 	if err != nil {
-		panic(err) // the embedded defaults are tested
+		panic(err) // the embedded defaults are tested with the binary's drivers
 	}
 	return f
 }

@@ -5,24 +5,31 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/broker/kafka"
+	"github.com/heraldhq/herald/broker/nats"
+	"github.com/heraldhq/herald/broker/rabbitmq"
+	"github.com/heraldhq/herald/broker/redis"
+	"github.com/heraldhq/herald/broker/rocketmq"
+	"github.com/heraldhq/herald/broker/webhook"
 )
 
 func TestDefaultsAreValid(t *testing.T) {
-	f := Defaults()
+	f := Defaults(testDrivers)
 	if f.Store.Driver != "sqlite" || f.Store.DSN != "herald.db" {
 		t.Fatalf("default store = %+v, want sqlite herald.db", f.Store)
 	}
 	b := f.Brokers["default"]
-	if b == nil || b.NATS == nil || b.NATS.Embedded == nil || b.NATS.Embedded.Port == 4222 {
+	if n := as[*nats.BrokerConfig](b.Config); n == nil || n.Embedded == nil || n.Embedded.Port == 4222 {
 		t.Fatalf("default broker must be an embedded NATS off port 4222, got %+v", b)
 	}
-	if len(f.Lanes) != 1 || f.Lanes[0].Table != "herald_outbox" || f.Lanes[0].Destination != "herald.{topic}" {
+	if len(f.Lanes) != 1 || f.Lanes[0].Table != "herald_outbox" || f.Lanes[0].Destination.String() != "herald.{topic}" {
 		t.Fatalf("default lanes = %+v", f.Lanes)
 	}
 }
 
 func TestParseFullFile(t *testing.T) {
-	f, err := Parse([]byte(`
+	f, err := parse([]byte(`
 store: {driver: mysql, dsn: "root@tcp(127.0.0.1:3306)/test"}
 brokers:
   events: {type: nats, url: "nats://127.0.0.1:4222", stream: EVENTS}
@@ -48,12 +55,16 @@ admin: {addr: "127.0.0.1:8080"}
 		t.Fatal(err)
 	}
 	l := f.Lanes[0]
-	if l.Retry.Max.D() != 5*time.Minute || l.Retention.Dead.D() != 720*time.Hour || l.Ordering != "key" {
+	if l.Retry.Max != 5*time.Minute || l.Retention.Dead != 720*time.Hour || l.Ordering != "key" {
 		t.Fatalf("lane parsed wrong: %+v", l)
 	}
 	// The relay applies max_payload to rows written by plain SQL too.
-	if rl := l.relayLane(nil); rl.MaxPayload != 65536 {
-		t.Fatalf("relay lane max_payload = %d, want the file's 65536", rl.MaxPayload)
+	if l.MaxPayload != 65536 {
+		t.Fatalf("relay lane max_payload = %d, want the file's 65536", l.MaxPayload)
+	}
+	// Unset settings hold their defaults, as the relay would apply them.
+	if l.Lease != 9*time.Second || l.Retention.Interval != time.Minute || l.Retention.BatchSize != 1000 {
+		t.Fatalf("lane defaults not applied: lease %s, retention %+v", l.Lease, l.Retention)
 	}
 }
 
@@ -88,7 +99,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := Parse([]byte(c.yaml), "test.yaml")
+			_, err := parse([]byte(c.yaml), "test.yaml")
 			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("want ErrInvalid, got %v", err)
 			}
@@ -101,7 +112,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 
 func TestEnvOverridesStore(t *testing.T) {
 	t.Setenv("HERALD_STORE_DSN", "other.db")
-	f := Defaults()
+	f := Defaults(testDrivers)
 	if f.Store.DSN != "other.db" {
 		t.Fatalf("HERALD_STORE_DSN not applied: %q", f.Store.DSN)
 	}
@@ -109,7 +120,7 @@ func TestEnvOverridesStore(t *testing.T) {
 
 // Every broker type reads its own keys from the YAML.
 func TestEveryBrokerTypeParses(t *testing.T) {
-	f, err := Parse([]byte(`
+	f, err := parse([]byte(`
 brokers:
   k:  {type: kafka, brokers: ["127.0.0.1:9092"], client_id: herald}
   r:  {type: rabbitmq, url: "amqp://guest:guest@127.0.0.1:5672/", exchange: events}
@@ -127,8 +138,31 @@ lanes:
 		t.Fatal(err)
 	}
 	b := f.Brokers
-	if b["k"].Kafka.ClientID != "herald" || b["r"].RabbitMQ.Exchange != "events" || b["rd"].Redis.MaxLen != 1000 ||
-		b["mq"].RocketMQ.TagMode != "event_type" || b["w"].Webhook.Timeout != 5*time.Second {
-		t.Fatalf("broker keys not read: %+v %+v %+v %+v %+v", b["k"].Kafka, b["r"].RabbitMQ, b["rd"].Redis, b["mq"].RocketMQ, b["w"].Webhook)
+	if as[*kafka.BrokerConfig](b["k"].Config).ClientID != "herald" || as[*rabbitmq.BrokerConfig](b["r"].Config).Exchange != "events" || as[*redis.BrokerConfig](b["rd"].Config).MaxLen != 1000 ||
+		as[*rocketmq.BrokerConfig](b["mq"].Config).TagMode != "event_type" || as[*webhook.BrokerConfig](b["w"].Config).Timeout != 5*time.Second {
+		t.Fatalf("broker keys not read: %+v %+v %+v %+v %+v", as[*kafka.BrokerConfig](b["k"].Config), as[*rabbitmq.BrokerConfig](b["r"].Config), as[*redis.BrokerConfig](b["rd"].Config), as[*rocketmq.BrokerConfig](b["mq"].Config), as[*webhook.BrokerConfig](b["w"].Config))
+	}
+}
+
+// Lane settings are declared once (relay.Lane): their errors carry the
+// key path, and `herald config print` shows their effective defaults
+// (it printed 0 for every unset one before).
+func TestLaneSettingsFromRelay(t *testing.T) {
+	_, err := parse([]byte("lanes: [{name: a, destination: x, batch_size: 20000, lease: 2s}]\n"), "t.yaml")
+	for _, want := range []string{"lanes[0] (a).batch_size: 20000 is out of range [0, 10000]",
+		"lanes[0] (a).lease: 2s must be longer than publish_timeout 3s"} {
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want ErrInvalid with %q", err, want)
+		}
+	}
+	out, err := Defaults(testDrivers).Print()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"concurrency: 1\n", "batch_size: 100\n", "poll_interval: 1s\n", "publish_timeout: 3s\n",
+		"lease: 9s\n", "max_attempts: 10\n", "jitter: full\n", "ordering: none\n", "on_dead: park\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("printed defaults lack %q:\n%s", want, out)
+		}
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/heraldhq/herald/broker"
 )
 
 // keyError is one unknown key, named by its path in the file.
@@ -29,7 +32,7 @@ func (e keyError) Error() string {
 // (lanes[0].batchsize) and the closest known key. Decoding with yaml's
 // KnownFields names only the Go type and the first bad key; this names
 // them all in the file's own terms.
-func checkKeys(n *yaml.Node, t reflect.Type, path string) []error {
+func (d Drivers) checkKeys(n *yaml.Node, t reflect.Type, path string) []error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -40,34 +43,80 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) []error {
 		n = n.Alias
 	}
 	switch {
+	case t == durationType:
+		return checkDuration(n, path)
+	case t == templateType:
+		return checkTemplate(n, path)
 	case t == reflect.TypeOf(Broker{}):
-		return checkBrokerKeys(n, path)
+		return d.checkBrokerKeys(n, path)
+	case t == reflect.TypeOf(Store{}):
+		return d.checkStoreKeys(n, path)
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode && !isScalarType(t):
-		return checkStructKeys(n, t, path)
+		return d.checkStructKeys(n, yamlFields(t), path)
 	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
 		var errs []error
 		for i, item := range n.Content {
-			errs = append(errs, checkKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
+			errs = append(errs, d.checkKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
 		}
 		return errs
 	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
 		var errs []error
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			errs = append(errs, checkKeys(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value))...)
+			errs = append(errs, d.checkKeys(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value))...)
 		}
 		return errs
 	}
 	return nil // scalars, and shapes yaml's decoder will refuse with its own error
 }
 
+var (
+	durationType = reflect.TypeOf(time.Duration(0))
+	templateType = reflect.TypeOf(broker.Template{})
+)
+
+// checkDuration checks a duration scalar ("5s", or 0) in the file's terms,
+// where yaml's decoder would say only that it cannot unmarshal it; it
+// writes 0 as "0s", which the decoder reads.
+func checkDuration(n *yaml.Node, path string) []error {
+	if n.Kind != yaml.ScalarNode {
+		return []error{fmt.Errorf("line %d: %s: a duration must be a string such as \"5s\"", n.Line, path)}
+	}
+	if n.Value == "0" {
+		n.Value, n.Tag = "0s", "!!str"
+		return nil
+	}
+	v, err := time.ParseDuration(n.Value)
+	switch {
+	case err != nil:
+		return []error{fmt.Errorf("line %d: %s: %q is not a duration (use e.g. \"500ms\", \"5s\", \"2m\", \"720h\")", n.Line, path, n.Value)}
+	case v < 0:
+		return []error{fmt.Errorf("line %d: %s: duration %q is negative", n.Line, path, n.Value)}
+	}
+	return nil
+}
+
+// checkTemplate checks a destination template; an empty one is left to
+// validate, which says a lane needs one.
+func checkTemplate(n *yaml.Node, path string) []error {
+	if n.Kind != yaml.ScalarNode {
+		return []error{fmt.Errorf("line %d: %s: a destination must be a string such as \"herald.{topic}\"", n.Line, path)}
+	}
+	if n.Value == "" {
+		return nil
+	}
+	if _, err := broker.ParseTemplate(n.Value); err != nil {
+		return []error{fmt.Errorf("line %d: %s: %w", n.Line, path, err)}
+	}
+	return nil
+}
+
 // isScalarType reports struct types written as one YAML scalar.
 func isScalarType(t reflect.Type) bool {
 	_, custom := reflect.New(t).Interface().(yaml.Unmarshaler)
-	return custom && t != reflect.TypeOf(Broker{})
+	return custom && t != reflect.TypeOf(Broker{}) && t != reflect.TypeOf(Store{})
 }
 
-func checkStructKeys(n *yaml.Node, t reflect.Type, path string) []error {
-	fields := yamlFields(t)
+func (d Drivers) checkStructKeys(n *yaml.Node, fields map[string]reflect.Type, path string) []error {
 	var errs []error
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
@@ -76,23 +125,41 @@ func checkStructKeys(n *yaml.Node, t reflect.Type, path string) []error {
 			errs = append(errs, keyError{line: k.Line, path: join(path, k.Value), suggest: closest(k.Value, fields)})
 			continue
 		}
-		errs = append(errs, checkKeys(n.Content[i+1], ft, join(path, k.Value))...)
+		errs = append(errs, d.checkKeys(n.Content[i+1], ft, join(path, k.Value))...)
 	}
 	return errs
 }
 
-// checkBrokerKeys checks a broker entry against the struct of its type; an
-// unknown type is left to the decoder, which lists the known ones.
-func checkBrokerKeys(n *yaml.Node, path string) []error {
+// checkBrokerKeys checks a broker entry against `type` and its driver's
+// config; an unknown type is left to the decoder, which lists the known ones.
+func (d Drivers) checkBrokerKeys(n *yaml.Node, path string) []error {
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
-	typ := mappingValue(n, "type")
-	newConfig, ok := brokerTypes[typ]
-	if !ok {
+	drv := d.broker(mappingValue(n, "type"))
+	if drv == nil {
 		return nil
 	}
-	return checkStructKeys(n, reflect.TypeOf(newConfig(&Broker{})).Elem(), path)
+	fields := yamlFields(reflect.TypeOf(drv.NewConfig()).Elem())
+	fields["type"] = reflect.TypeOf("")
+	return d.checkStructKeys(n, fields, path)
+}
+
+// checkStoreKeys checks the store section against the common keys and
+// those of every store driver: a key of another driver than the one named
+// is ignored, as it always was, so that a file whose driver the
+// environment overrides (HERALD_STORE_DRIVER) keeps working.
+func (d Drivers) checkStoreKeys(n *yaml.Node, path string) []error {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	fields := yamlFields(reflect.TypeOf(storeKeys{}))
+	for _, drv := range d.Stores {
+		for k, v := range yamlFields(reflect.TypeOf(drv.NewConfig()).Elem()) {
+			fields[k] = v
+		}
+	}
+	return d.checkStructKeys(n, fields, path)
 }
 
 // yamlFields maps each YAML key of struct t (inline structs flattened) to

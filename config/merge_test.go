@@ -4,6 +4,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/heraldhq/herald/broker/nats"
+	"github.com/heraldhq/herald/broker/stdout"
+	"github.com/heraldhq/herald/store/mysql"
 )
 
 // A file is laid over the embedded defaults: it may set a single key.
@@ -11,7 +15,7 @@ func TestFileMergesOverDefaults(t *testing.T) {
 	t.Run("admin only", func(t *testing.T) {
 		f := mustParse(t, "admin: {addr: \"127.0.0.1:9999\"}\n")
 		if f.Admin.Addr != "127.0.0.1:9999" || f.Store.DSN != "herald.db" || len(f.Lanes) != 1 ||
-			f.Brokers["default"] == nil || f.Brokers["default"].NATS.Embedded == nil {
+			f.Brokers["default"] == nil || as[*nats.BrokerConfig](f.Brokers["default"].Config).Embedded == nil {
 			t.Fatalf("defaults not kept under one key: %+v", f)
 		}
 	})
@@ -23,17 +27,17 @@ func TestFileMergesOverDefaults(t *testing.T) {
 	})
 	t.Run("one nested key", func(t *testing.T) {
 		f := mustParse(t, "brokers:\n  default:\n    embedded: {port: 4300}\n")
-		e := f.Brokers["default"].NATS.Embedded
-		if e.Port != 4300 || e.Dir != "herald-data" || f.Brokers["default"].NATS.Stream != "HERALD" {
+		e := as[*nats.BrokerConfig](f.Brokers["default"].Config).Embedded
+		if e.Port != 4300 || e.Dir != "herald-data" || as[*nats.BrokerConfig](f.Brokers["default"].Config).Stream != "HERALD" {
 			t.Fatalf("nested key not merged: %+v", e)
 		}
 	})
 	t.Run("another driver replaces the store", func(t *testing.T) {
 		f := mustParse(t, "store: {driver: mysql, dsn: \"root@tcp(127.0.0.1:3306)/test\"}\n")
-		if f.Store.Driver != "mysql" || f.Store.Synchronous != "" {
+		if f.Store.Driver != "mysql" || as[*mysql.Config](f.Store.Config) == nil {
 			t.Fatalf("store: %+v", f.Store)
 		}
-		_, err := Parse([]byte("store: {driver: postgres}\n"), "t.yaml")
+		_, err := parse([]byte("store: {driver: postgres}\n"), "t.yaml")
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "store.dsn: is required") {
 			t.Fatalf("a postgres store must not inherit the SQLite file name: %v", err)
 		}
@@ -46,11 +50,11 @@ func TestFileMergesOverDefaults(t *testing.T) {
 	})
 	t.Run("a broker that names its type replaces the default", func(t *testing.T) {
 		f := mustParse(t, "brokers:\n  default: {type: nats, url: \"nats://127.0.0.1:4222\", stream: EV}\n")
-		if n := f.Brokers["default"].NATS; n.Embedded != nil || n.Stream != "EV" || n.CreateStream {
+		if n := as[*nats.BrokerConfig](f.Brokers["default"].Config); n.Embedded != nil || n.Stream != "EV" || n.CreateStream {
 			t.Fatalf("a nats broker with a url must not inherit the embedded server: %+v", n)
 		}
 		f = mustParse(t, "brokers:\n  default: {type: stdout}\n")
-		if f.Brokers["default"].Stdout == nil || f.Brokers["default"].NATS != nil {
+		if as[*stdout.BrokerConfig](f.Brokers["default"].Config) == nil || as[*nats.BrokerConfig](f.Brokers["default"].Config) != nil {
 			t.Fatalf("broker of another type must replace the default: %+v", f.Brokers["default"])
 		}
 	})
@@ -73,7 +77,7 @@ func TestErrorsNameThePathAndTheFix(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := Parse([]byte(c.yaml), "t.yaml")
+			_, err := parse([]byte(c.yaml), "t.yaml")
 			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v does not say %q", err, c.want)
 			}
@@ -86,7 +90,7 @@ func TestErrorsNameThePathAndTheFix(t *testing.T) {
 
 func mustParse(t *testing.T, yaml string) *File {
 	t.Helper()
-	f, err := Parse([]byte(yaml), "t.yaml")
+	f, err := parse([]byte(yaml), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

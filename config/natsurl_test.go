@@ -11,11 +11,11 @@ import (
 	natsgo "github.com/nats-io/nats.go"
 )
 
-// TestEmbeddedRandomPortURL checks that NATSURLs gives the port an
+// TestEmbeddedRandomPortURL checks that ClientURLs gives the port an
 // embedded server chose at start (port: -1), and that it accepts clients.
 func TestEmbeddedRandomPortURL(t *testing.T) {
 	dir := t.TempDir()
-	f, err := Parse([]byte("store: {driver: sqlite, dsn: "+filepath.Join(dir, "h.db")+"}\n"+
+	f, err := parse([]byte("store: {driver: sqlite, dsn: "+filepath.Join(dir, "h.db")+"}\n"+
 		"brokers:\n  b: {type: nats, stream: URLTEST, subjects: [\"u.>\"], create_stream: true, embedded: {dir: "+
 		filepath.Join(dir, "nats")+", port: -1}}\n"+
 		"lanes:\n  - {name: main, destination: \"u.{topic}\"}\n"), "test.yaml")
@@ -31,9 +31,9 @@ func TestEmbeddedRandomPortURL(t *testing.T) {
 	if err := rt.StartBrokers(ctx, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 		t.Fatal(err)
 	}
-	url := rt.NATSURLs["b"]
+	url := rt.ClientURLs["b"]
 	if !strings.HasPrefix(url, "nats://127.0.0.1:") || strings.HasSuffix(url, ":-1") || strings.HasSuffix(url, ":0") {
-		t.Fatalf("NATSURLs[b] = %q, want the embedded server's chosen address", url)
+		t.Fatalf("ClientURLs[b] = %q, want the embedded server's chosen address", url)
 	}
 	if !strings.Contains(rt.Endpoints["b"], url) {
 		t.Fatalf("Endpoints[b] = %q does not name %s", rt.Endpoints["b"], url)

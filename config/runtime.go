@@ -10,7 +10,6 @@ import (
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/relay"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/sqlite"
 )
 
 // Runtime is what a config file describes, opened: the store, and (after
@@ -23,23 +22,23 @@ type Runtime struct {
 	// Endpoints describes where each broker is reached, for `herald run` to
 	// print (embedded servers above all).
 	Endpoints map[string]string
-	// NATSURLs is the client URL of each nats broker, set by StartBrokers:
-	// the configured url, or the address an embedded server actually
-	// listens on (chosen at start when its port is -1). Programs use it to
-	// connect consumers (a projector's subscriber) to the same server. It
-	// may hold credentials: do not log it.
-	NATSURLs map[string]string
-	closers  []func() error
+	// ClientURLs is the client URL of each broker that has one (nats), set
+	// by StartBrokers: the configured url, or the address an embedded
+	// server actually listens on (chosen at start when its port is -1).
+	// Programs use it to connect consumers (a projector's subscriber) to
+	// the same server. It may hold credentials: do not log it.
+	ClientURLs map[string]string
+	closers    []func() error
 }
 
 // OpenStore opens the configured store (and migrates every lane's table
 // when store.migrate is on and migrate is true).
 func OpenStore(ctx context.Context, f *File, migrate bool) (*Runtime, error) {
-	s, err := openStore(ctx, f.Store)
+	s, err := f.Store.open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{File: f, Store: s, Endpoints: map[string]string{}, NATSURLs: map[string]string{}}
+	rt := &Runtime{File: f, Store: s, Endpoints: map[string]string{}, ClientURLs: map[string]string{}}
 	rt.closers = append(rt.closers, s.Close)
 	if migrate && *f.Store.Migrate {
 		if err := rt.Migrate(ctx); err != nil {
@@ -63,19 +62,6 @@ func (rt *Runtime) Migrate(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func openStore(ctx context.Context, c Store) (store.Store, error) {
-	d, err := herald.ParseDialect(c.Driver)
-	if err != nil {
-		return nil, fmt.Errorf("%w: store.driver: %v", ErrInvalid, err)
-	}
-	switch d {
-	case herald.SQLite:
-		return sqlite.Open(ctx, c.DSN, sqlite.Options{SynchronousNormal: c.Synchronous == "normal"})
-	default:
-		return openServerStore(ctx, d, c.DSN)
-	}
 }
 
 // Lane returns the configured lane named name, or the first lane when name
@@ -110,32 +96,18 @@ func (rt *Runtime) StartBrokers(ctx context.Context, log *slog.Logger) error {
 		if _, ok := pubs[l.Broker]; ok {
 			continue
 		}
-		p, err := rt.startBroker(ctx, l.Broker, rt.File.Brokers[l.Broker], log)
+		p, err := rt.openBroker(ctx, broker.OpenEnv{Name: l.Broker, Logger: log}, rt.File.Brokers[l.Broker])
 		if err != nil {
 			return fmt.Errorf("broker %s: %w", l.Broker, err)
 		}
+		log.Debug("broker opened", slog.String("broker", l.Broker))
 		pubs[l.Broker] = p
 	}
 	for _, l := range rt.File.Lanes {
-		rt.Lanes = append(rt.Lanes, l.relayLane(pubs[l.Broker]))
+		l.Publisher = pubs[l.Broker]
+		rt.Lanes = append(rt.Lanes, l)
 	}
 	return nil
-}
-
-func (l *Lane) relayLane(p broker.Publisher) relay.Lane {
-	return relay.Lane{
-		Name: l.Name, Table: l.Table, Tenant: l.Tenant,
-		IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes,
-		Publisher: p, Broker: l.Broker, Destination: broker.MustParseTemplate(l.Destination), // validated at load
-		Ordering: relay.Ordering(l.Ordering), OnDead: relay.OnDead(l.OnDead), MaxPayload: l.MaxPayload,
-		Concurrency: l.Concurrency, BatchSize: l.BatchSize,
-		PollInterval: l.PollInterval.D(), PublishTimeout: l.PublishTimeout.D(), Lease: l.Lease.D(),
-		Retry: relay.Retry{Initial: l.Retry.Initial.D(), Max: l.Retry.Max.D(),
-			MaxAttempts: l.Retry.MaxAttempts, Jitter: relay.Jitter(l.Retry.Jitter)},
-		DiscardAfter: l.DiscardAfter.D(),
-		Retention: relay.Retention{Delivered: l.Retention.Delivered.D(), Dead: l.Retention.Dead.D(),
-			Active: l.Retention.Active.D(), Interval: l.Retention.Interval.D(), BatchSize: l.Retention.BatchSize},
-	}
 }
 
 // Close releases brokers, embedded servers and the store, in reverse order.

@@ -27,7 +27,7 @@ import (
 func relayFromYAML(t *testing.T, brokerYAML, destination string, n int) {
 	t.Helper()
 	ctx := context.Background()
-	f, err := Parse([]byte(fmt.Sprintf("store: {driver: sqlite, dsn: %s}\nbrokers:\n  b: %s\nlanes:\n  - {name: main, destination: %q}\n",
+	f, err := parse([]byte(fmt.Sprintf("store: {driver: sqlite, dsn: %s}\nbrokers:\n  b: %s\nlanes:\n  - {name: main, destination: %q}\n",
 		filepath.Join(t.TempDir(), "h.db"), brokerYAML, destination)), "test.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/heraldhq/herald/store"
 )
@@ -21,24 +20,19 @@ func notMigrated(format string, args ...any) error {
 	return &NotMigratedError{fmt.Sprintf(format, args...)}
 }
 
-// CheckDatabaseExists refuses an SQLite file that does not exist, before
-// opening it would create an empty one. Server databases are checked by
-// CheckMigrated.
+// CheckDatabaseExists refuses a database file (SQLite's, through
+// store.FileDatabase) that does not exist, before opening it would create
+// an empty one. Server databases are checked by CheckMigrated.
 func CheckDatabaseExists(s Store) error {
-	if s.Driver != "sqlite" {
+	fd, ok := s.Config.(store.FileDatabase)
+	if !ok {
 		return nil
 	}
-	path := sqliteFile(s.DSN)
+	path := fd.File(s.DSN)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return notMigrated("no Herald database at %s: run `herald migrate` (or `herald run`) here first, or point --config at the right one", path)
 	}
 	return nil
-}
-
-// sqliteFile returns the file name of an SQLite DSN ("file:x.db?…" → x.db).
-func sqliteFile(dsn string) string {
-	path, _, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
-	return path
 }
 
 // CheckMigrated refuses a lane table that was never migrated or is behind

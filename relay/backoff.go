@@ -18,18 +18,27 @@ const (
 
 // Retry is a lane's retry policy.
 type Retry struct {
+	// Strategy names the backoff: exponential_backoff, the only one and
+	// the default (a config file may spell it out).
+	Strategy string `yaml:"strategy"`
 	// Initial is the backoff after the first failure. Defaults to 5s.
-	Initial time.Duration
+	Initial time.Duration `yaml:"initial"`
 	// Max caps the backoff. Defaults to 5m.
-	Max time.Duration
+	Max time.Duration `yaml:"max"`
 	// MaxAttempts is how many tries an event gets before it goes dead.
 	// Defaults to 10.
-	MaxAttempts int
+	MaxAttempts int `yaml:"max_attempts"`
 	// Jitter defaults to JitterFull.
-	Jitter Jitter
+	Jitter Jitter `yaml:"jitter"`
 }
 
+// StrategyExponential is Retry.Strategy's one value.
+const StrategyExponential = "exponential_backoff"
+
 func (r Retry) withDefaults() Retry {
+	if r.Strategy == "" {
+		r.Strategy = StrategyExponential
+	}
 	if r.Initial <= 0 {
 		r.Initial = 5 * time.Second
 	}

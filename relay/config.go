@@ -42,15 +42,17 @@ const (
 
 // Retention is how long finished rows are kept. Zero keeps them forever.
 type Retention struct {
-	Delivered time.Duration
-	Dead      time.Duration
+	// Delivered deletes delivered rows after this long (0: never).
+	Delivered time.Duration `yaml:"delivered"`
+	// Dead deletes dead rows after this long (0: never).
+	Dead time.Duration `yaml:"dead"`
 	// Active deletes rows still pending after this long (0: never).
-	Active time.Duration
+	Active time.Duration `yaml:"active"`
 	// Interval is how often cleanup runs, at most once per interval across
 	// all the lane's workers and processes. Defaults to 1m.
-	Interval time.Duration
+	Interval time.Duration `yaml:"interval"`
 	// BatchSize bounds the rows deleted per statement. Defaults to 1000.
-	BatchSize int
+	BatchSize int `yaml:"batch_size"`
 }
 
 func (r Retention) enabled() bool { return r.Delivered > 0 || r.Dead > 0 || r.Active > 0 }
@@ -60,55 +62,58 @@ func (r Retention) enabled() bool { return r.Delivered > 0 || r.Dead > 0 || r.Ac
 type BeforePublish func(ctx context.Context, m broker.Message) error
 
 // Lane is one outbox table (or a filtered part of one) relayed to one broker.
+// Its settings are declared here once, with the YAML keys a config file
+// gives them (package config decodes `lanes` entries into Lane), their
+// defaults (WithDefaults) and their rules (Validate).
 type Lane struct {
 	// Name names the lane in logs, worker ids and status. Required.
-	Name string
+	Name string `yaml:"name"`
 	// Table is the outbox table. Defaults to herald.DefaultTable.
-	Table string
+	Table string `yaml:"table"`
 	// Tenant, when set, limits the lane to one tenant.
-	Tenant string
+	Tenant string `yaml:"tenant"`
 	// IncludeTypes, when not empty, limits the lane to these event types.
-	IncludeTypes []string
+	IncludeTypes []string `yaml:"include_types"`
 	// ExcludeTypes leaves these event types to other lanes.
-	ExcludeTypes []string
+	ExcludeTypes []string `yaml:"exclude_types"`
 	// Publisher sends the lane's messages. Required. Lanes given the same
 	// Publisher share one breaker: an outage of that broker pauses them all.
-	Publisher broker.Publisher
+	Publisher broker.Publisher `yaml:"-"`
 	// Broker names the lane's broker connection in logs, health and
 	// metrics. Defaults to the lane's name.
-	Broker string
+	Broker string `yaml:"broker"`
 	// Destination renders each message's subject/topic/routing key. Required.
-	Destination broker.Template
+	Destination broker.Template `yaml:"destination"`
 	// MaxPayload, when positive, is the largest payload the lane publishes,
 	// in bytes; a larger one goes dead unpublished. The broker's own limit
 	// (broker.Limiter) applies too, whichever is smaller. Enqueue applies
 	// its limit when rows are written; this one catches rows written by
 	// plain SQL.
-	MaxPayload int
+	MaxPayload int `yaml:"max_payload"`
 	// Ordering defaults to OrderingNone.
-	Ordering Ordering
+	Ordering Ordering `yaml:"ordering"`
 	// OnDead defaults to OnDeadPark.
-	OnDead OnDead
+	OnDead OnDead `yaml:"on_dead"`
 	// Concurrency is the number of workers. Defaults to 1.
-	Concurrency int
+	Concurrency int `yaml:"concurrency"`
 	// BatchSize is the most rows per claim. Defaults to 100.
-	BatchSize int
+	BatchSize int `yaml:"batch_size"`
 	// PollInterval is the longest wait between claims when idle. Defaults to 1s.
-	PollInterval time.Duration
+	PollInterval time.Duration `yaml:"poll_interval"`
 	// PublishTimeout bounds one publish. Defaults to 3s.
-	PublishTimeout time.Duration
+	PublishTimeout time.Duration `yaml:"publish_timeout"`
 	// Lease is how long claimed rows stay reserved. Defaults to
 	// 3 × PublishTimeout; it must exceed PublishTimeout.
-	Lease time.Duration
+	Lease time.Duration `yaml:"lease"`
 	// Retry is the retry policy.
-	Retry Retry
+	Retry Retry `yaml:"retry"`
 	// DiscardAfter deletes events older than this instead of publishing
 	// them (0: never).
-	DiscardAfter time.Duration
+	DiscardAfter time.Duration `yaml:"discard_after"`
 	// Retention deletes old finished rows.
-	Retention Retention
+	Retention Retention `yaml:"retention"`
 	// BeforePublish, when set, runs before each message is published.
-	BeforePublish BeforePublish
+	BeforePublish BeforePublish `yaml:"-"`
 }
 
 // Config configures a Relay.
@@ -162,13 +167,14 @@ func (c Config) withDefaults() Config {
 	c.ProbeMax = max(c.ProbeMax, c.ProbeInitial)
 	lanes := make([]Lane, len(c.Lanes))
 	for i, l := range c.Lanes {
-		lanes[i] = l.withDefaults()
+		lanes[i] = l.WithDefaults()
 	}
 	c.Lanes = lanes
 	return c
 }
 
-func (l Lane) withDefaults() Lane {
+// WithDefaults returns l with every unset setting at its default.
+func (l Lane) WithDefaults() Lane {
 	if l.Table == "" {
 		l.Table = herald.DefaultTable
 	}
@@ -232,17 +238,9 @@ func (l Lane) validate() error {
 		return errors.New("relay: a lane has no name")
 	case l.Publisher == nil:
 		return fmt.Errorf("relay: lane %q: no publisher", l.Name)
-	case l.Ordering != OrderingNone && l.Ordering != OrderingKey:
-		return fmt.Errorf("relay: lane %q: ordering %q is not none or key", l.Name, l.Ordering)
-	case l.OnDead != OnDeadPark && l.OnDead != OnDeadSkip:
-		return fmt.Errorf("relay: lane %q: on_dead %q is not park or skip", l.Name, l.OnDead)
-	case l.Lease <= l.PublishTimeout:
-		return fmt.Errorf("relay: lane %q: lease %s must be longer than publish_timeout %s", l.Name, l.Lease, l.PublishTimeout)
-	case l.Retry.Jitter != JitterFull && l.Retry.Jitter != JitterEqual && l.Retry.Jitter != JitterNone:
-		return fmt.Errorf("relay: lane %q: retry jitter %q is not full, equal or none", l.Name, l.Retry.Jitter)
 	}
-	if err := herald.ValidateIdentifier(l.Table); err != nil {
-		return fmt.Errorf("relay: lane %q: table: %w", l.Name, err)
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("relay: lane %q: %w", l.Name, err)
 	}
 	if len(l.Destination.Render(herald.Event{})) == 0 && !l.Destination.HasPlaceholders() {
 		return fmt.Errorf("relay: lane %q: no destination", l.Name)

@@ -34,7 +34,7 @@ func TestRetentionRunsOncePerInterval(t *testing.T) {
 	waitFor(t, 5*time.Second, "delivered", func() bool { return e.stats().Delivered == 25 })
 	l := e.lane(func(l *Lane) {
 		l.Retention = Retention{Delivered: time.Millisecond, Interval: time.Hour, BatchSize: 10}
-	}).withDefaults()
+	}).WithDefaults()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a := &maintainer{store: e.store, lane: l, log: log}
 	b := &maintainer{store: e.store, lane: l, log: log}

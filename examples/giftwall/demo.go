@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/drivers"
 	"github.com/heraldhq/herald/projector"
 	"github.com/heraldhq/herald/relay"
 )
@@ -58,9 +59,15 @@ lanes:
     retention: {delivered: 1m, dead: 1h, interval: 10s}
 `
 
+// Drivers are the brokers and databases the demo reads config files with:
+// those the herald binary ships.
+func Drivers() config.Drivers {
+	return config.Drivers{Brokers: drivers.Brokers(), Stores: drivers.Stores()}
+}
+
 // DemoConfig returns the parsed DemoConfigYAML.
 func DemoConfig() *config.File {
-	f, err := config.Parse([]byte(DemoConfigYAML), "giftwall demo defaults")
+	f, err := config.Parse([]byte(DemoConfigYAML), "giftwall demo defaults", Drivers())
 	if err != nil {
 		panic(err) // a constant, checked by the tests
 	}
@@ -167,12 +174,21 @@ func demoLanes(f *config.File) ([]*config.Lane, error) {
 		}
 		out[i] = l
 	}
-	b := f.Brokers[out[0].Broker]
-	if b == nil || b.NATS == nil {
+	if walletNATS(f, out[0]) == nil {
 		return nil, fmt.Errorf("%w: giftwall demo: the wallet lane's broker %q must be of type nats (the gift wall consumes it)",
 			config.ErrInvalid, out[0].Broker)
 	}
 	return out, nil
+}
+
+// walletNATS is the nats config of lane l's broker, or nil.
+func walletNATS(f *config.File, l *config.Lane) *nats.BrokerConfig {
+	if b := f.Brokers[l.Broker]; b != nil {
+		if c, ok := b.Config.(*nats.BrokerConfig); ok {
+			return c
+		}
+	}
+	return nil
 }
 
 // prepare creates the tables, gives the users balances and takes the
@@ -213,12 +229,12 @@ func (d *Demo) build(ctx context.Context, wallet *config.Lane) (*relay.Relay, *p
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
 	}
-	subjects, err := giftSubjects(wallet.Destination, d.opts.Traffic.Tenants)
+	subjects, err := giftSubjects(wallet.Destination.String(), d.opts.Traffic.Tenants)
 	if err != nil {
 		return nil, nil, err
 	}
-	d.sub, err = nats.NewSubscriber(ctx, nats.SubscriberConfig{URL: d.rt.NATSURLs[wallet.Broker],
-		Stream: d.rt.File.Brokers[wallet.Broker].NATS.Stream, Durable: ProjectionName,
+	d.sub, err = nats.NewSubscriber(ctx, nats.SubscriberConfig{URL: d.rt.ClientURLs[wallet.Broker],
+		Stream: walletNATS(d.rt.File, wallet).Stream, Durable: ProjectionName,
 		FilterSubjects: subjects, AckWait: 30 * time.Second, FetchWait: 100 * time.Millisecond,
 		Name: "giftwall-projector"})
 	if err != nil {

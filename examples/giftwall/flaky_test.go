@@ -9,6 +9,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/memory"
+	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/examples/giftwall"
 )
@@ -73,7 +74,7 @@ func TestDemoConfigHasTheLanes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if e := f.Brokers["events"].NATS.Embedded; e == nil || e.Port != -1 {
+	if e := f.Brokers["events"].Config.(*nats.BrokerConfig).Embedded; e == nil || e.Port != -1 {
 		t.Fatalf("the demo's NATS server must be embedded on a random port, got %+v", e)
 	}
 }
@@ -81,7 +82,7 @@ func TestDemoConfigHasTheLanes(t *testing.T) {
 // TestMariaDBConfigParses: the README's MariaDB + NATS config is valid and
 // has the demo's lanes.
 func TestMariaDBConfigParses(t *testing.T) {
-	f, err := config.Load("mariadb.yaml")
+	f, err := config.Load("mariadb.yaml", giftwall.Drivers())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,8 @@ func TestMariaDBConfigParses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if f.Store.Driver != "mysql" || f.Brokers["events"].NATS == nil || f.Brokers["events"].NATS.Embedded != nil {
+	n, isNATS := f.Brokers["events"].Config.(*nats.BrokerConfig)
+	if f.Store.Driver != "mysql" || !isNATS || n.Embedded != nil {
 		t.Fatalf("mariadb.yaml: store %s, broker %+v; want mysql and an external nats", f.Store.Driver, f.Brokers["events"])
 	}
 }

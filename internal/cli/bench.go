@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/bench"
 )
@@ -73,7 +72,7 @@ func (a *app) benchSetup(ctx context.Context, f benchFlags, withBroker bool) (*c
 		rt.Close()
 		return nil, bench.Setup{}, err
 	}
-	s := bench.Setup{Store: rt.Store, Destination: broker.MustParseTemplate(lane.Destination)}
+	s := bench.Setup{Store: rt.Store, Destination: lane.Destination}
 	if withBroker {
 		log, _ := a.logger(rt.File)
 		if err := rt.StartBrokers(ctx, log); err != nil {

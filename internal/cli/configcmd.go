@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/heraldhq/herald/config"
 )
 
 func (a *app) configCommand() *cobra.Command {
@@ -18,7 +16,7 @@ func (a *app) configCommand() *cobra.Command {
 		Short: "Validate the config file (laid over the defaults); connects to nothing",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			f, err := config.Load(a.configPath)
+			f, err := a.loadConfig()
 			if err != nil {
 				return err
 			}
@@ -31,7 +29,7 @@ func (a *app) configCommand() *cobra.Command {
 		Short: "Print the effective config as YAML (file over defaults, environment applied), secrets hidden",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			f, err := config.Load(a.configPath)
+			f, err := a.loadConfig()
 			if err != nil {
 				return err
 			}

@@ -77,7 +77,7 @@ func (a *app) demo(ctx context.Context, f demoFlags) error {
 	file := giftwall.DemoConfig()
 	if a.configPath != "" {
 		var err error
-		if file, err = config.Load(a.configPath); err != nil {
+		if file, err = a.loadConfig(); err != nil {
 			return err
 		}
 	}

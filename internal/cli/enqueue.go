@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/config"
 )
 
 type enqueueOptions struct {
@@ -107,7 +106,7 @@ func readPayload(v string) ([]byte, error) {
 func (a *app) enqueue(cmd *cobra.Command, o enqueueOptions, ev herald.Event) error {
 	ctx := cmd.Context()
 	// A wrong --lane is a usage error whatever the state of the database.
-	if f, err := config.Load(a.configPath); err != nil {
+	if f, err := a.loadConfig(); err != nil {
 		return err
 	} else if _, err := f.Lane(o.lane); err != nil {
 		return err

@@ -31,7 +31,7 @@ func (a *app) laneCommand() *cobra.Command {
 // state table exists on a database migrated by an older Herald.
 func (a *app) setPaused(ctx context.Context, name string, paused bool) error {
 	// A wrong lane name is a usage error whatever the state of the database.
-	if f, err := config.Load(a.configPath); err != nil {
+	if f, err := a.loadConfig(); err != nil {
 		return err
 	} else if _, err := f.Lane(name); err != nil && name != "" {
 		return err

@@ -54,7 +54,7 @@ func (a *app) projectionCommand() *cobra.Command {
 
 // projectionStore opens the configured store as a projection store.
 func (a *app) projectionStore(ctx context.Context) (*config.Runtime, store.ProjectionStore, error) {
-	f, err := config.Load(a.configPath)
+	f, err := a.loadConfig()
 	if err != nil {
 		return nil, nil, err
 	}

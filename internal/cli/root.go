@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/drivers"
 )
 
 // Exit codes (a contract): 0 ok, 1 runtime failure, 2 bad usage or config.
@@ -111,9 +112,15 @@ const (
 	openBare
 )
 
+// loadConfig reads the config file (--config) with the drivers the binary
+// ships (package drivers).
+func (a *app) loadConfig() (*config.File, error) {
+	return config.Load(a.configPath, config.Drivers{Brokers: drivers.Brokers(), Stores: drivers.Stores()})
+}
+
 // load reads the config file and opens the store as mode allows.
 func (a *app) load(ctx context.Context, mode openMode) (*config.Runtime, error) {
-	f, err := config.Load(a.configPath)
+	f, err := a.loadConfig()
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func (a *app) runCommand() *cobra.Command {
 func (a *app) run(ctx context.Context, migrate bool) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	f, err := config.Load(a.configPath)
+	f, err := a.loadConfig()
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/config"
 )
 
 // tailOptions are `herald tail`'s flags.
@@ -45,7 +44,7 @@ func (a *app) tail(ctx context.Context, laneName string, o tailOptions) error {
 	if o.count < 0 {
 		return usagef("--count must not be negative")
 	}
-	f, err := config.Load(a.configPath)
+	f, err := a.loadConfig()
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func run(ctx context.Context, cfgPath string, gifts int64, rate, failRate float6
 	file := giftwall.DemoConfig()
 	if cfgPath != "" {
 		var err error
-		if file, err = config.Load(cfgPath); err != nil {
+		if file, err = config.Load(cfgPath, giftwall.Drivers()); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package config
+package redact
 
 import (
 	"strings"
@@ -17,11 +17,11 @@ func TestRedactHidesEveryPasswordForm(t *testing.T) {
 		"postgres://127.0.0.1/test?password=" + canary,
 		"nats://u:" + canary + "@127.0.0.1:4222,nats://u:" + canary + "@127.0.0.1:4223",
 	} {
-		if got := Redact(dsn); strings.Contains(got, canary) {
-			t.Errorf("Redact(%q) = %q still holds the password", dsn, got)
+		if got := DSN(dsn); strings.Contains(got, canary) {
+			t.Errorf("DSN(%q) = %q still holds the password", dsn, got)
 		}
 	}
-	if got := Redact("nats://127.0.0.1:4222"); got != "nats://127.0.0.1:4222" {
+	if got := DSN("nats://127.0.0.1:4222"); got != "nats://127.0.0.1:4222" {
 		t.Errorf("a URL without credentials must stay as is, got %q", got)
 	}
 }

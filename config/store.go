@@ -1,0 +1,116 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Store is the `store` section: the keys every database has, and the rest
+// read by the store.Driver that `driver` names.
+type Store struct {
+	// Driver is sqlite, mysql or postgres (the names of the drivers passed
+	// to Parse).
+	Driver string `yaml:"driver"`
+	// DSN is the connection string (a file name for sqlite).
+	DSN string `yaml:"dsn"`
+	// Migrate runs migrations when `herald run` starts. Defaults to true.
+	Migrate *bool `yaml:"migrate"`
+	// Config is the driver's part of the section (sqlite.Config, …); set
+	// by Parse, nil when the driver is unknown.
+	Config store.DriverConfig `yaml:"-"`
+	node   *yaml.Node
+}
+
+// storeKeys are the keys of Store itself, for decoding without recursion.
+type storeKeys struct {
+	Driver  string `yaml:"driver"`
+	DSN     string `yaml:"dsn"`
+	Migrate *bool  `yaml:"migrate"`
+}
+
+// UnmarshalYAML reads the common keys and keeps the section for its
+// driver, which is known only once the environment is applied.
+func (s *Store) UnmarshalYAML(n *yaml.Node) error {
+	var k storeKeys
+	if err := n.Decode(&k); err != nil {
+		return err
+	}
+	*s = Store{Driver: k.Driver, DSN: k.DSN, Migrate: k.Migrate, node: n}
+	return nil
+}
+
+// decode decodes the section's driver part (the first of d.Stores when
+// none is named); an unknown driver is left to validate, which names the
+// known ones.
+func (s *Store) decode(d Drivers, file *yaml.Node) error {
+	if s.Driver == "" && len(d.Stores) > 0 {
+		s.Driver = d.Stores[0].Name()
+	}
+	drv := d.store(s.Driver)
+	if drv == nil {
+		return nil
+	}
+	s.Config = drv.NewConfig()
+	if s.node != nil {
+		if err := s.node.Decode(s.Config); err != nil {
+			return decodeError(err, file)
+		}
+	}
+	return nil
+}
+
+// MarshalYAML writes the common keys followed by the driver's.
+func (s Store) MarshalYAML() (any, error) {
+	n, err := withKind("driver", s.Driver, s.Config)
+	if err != nil {
+		return nil, err
+	}
+	var common yaml.Node
+	if err := common.Encode(storeKeys{DSN: s.DSN, Migrate: s.Migrate}); err != nil {
+		return nil, err
+	}
+	n.Content = append(n.Content[:2], append(common.Content[2:], n.Content[2:]...)...)
+	return n, nil
+}
+
+func (s *Store) applyDefaults() {
+	if dd, ok := s.Config.(store.DefaultDSNer); ok && s.DSN == "" {
+		s.DSN = dd.DefaultDSN()
+	}
+	if s.Migrate == nil {
+		yes := true
+		s.Migrate = &yes
+	}
+}
+
+// validate returns the section's errors, each naming its key.
+func (s *Store) validate(d Drivers) []error {
+	var errs []error
+	switch {
+	case s.Config == nil:
+		errs = append(errs, fmt.Errorf("store.driver: %w", d.unknownStore(s.Driver)))
+		if s.DSN == "" {
+			errs = append(errs, errors.New("store.dsn: is required"))
+		}
+	case s.DSN == "":
+		errs = append(errs, errors.New("store.dsn: is required"))
+	default:
+		if err := s.Config.Validate(s.DSN); err != nil {
+			errs = append(errs, fmt.Errorf("store.%w", err))
+		}
+	}
+	return errs
+}
+
+// open opens the configured store.
+func (s Store) open(ctx context.Context) (store.Store, error) {
+	if s.Config == nil {
+		return nil, fmt.Errorf("%w: store.driver: unknown database driver %q", ErrInvalid, s.Driver)
+	}
+	return s.Config.Open(ctx, s.DSN)
+}

@@ -1,0 +1,73 @@
+package relay
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/heraldhq/herald"
+)
+
+// MaxBatchSize bounds Lane.BatchSize: a claim's rows are held in memory and
+// published together.
+const MaxBatchSize = 10000
+
+// maxTenant is the longest tenant the outbox tables hold.
+const maxTenant = 64
+
+// Validate checks the lane's settings as given (zero means the default) and
+// returns one error per bad setting, each starting with its YAML key
+// ("batch_size: -1 is out of range [0, 10000]"), joined; nil when all are
+// good. The lane's name, publisher and destination are checked by New; a
+// config file's lanes by package config, which prefixes the key path
+// (lanes[0].batch_size).
+func (l Lane) Validate() error {
+	var errs []error
+	add := func(key string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+	}
+	d := l.WithDefaults()
+	add("table", herald.ValidateIdentifier(d.Table))
+	add("ordering", oneOf(string(l.Ordering), "", string(OrderingNone), string(OrderingKey)))
+	add("on_dead", oneOf(string(l.OnDead), "", string(OnDeadPark), string(OnDeadSkip)))
+	add("retry.strategy", oneOf(l.Retry.Strategy, "", StrategyExponential))
+	add("retry.jitter", oneOf(string(l.Retry.Jitter), "", string(JitterFull), string(JitterEqual), string(JitterNone)))
+	if l.Retry.Max > 0 && l.Retry.Max < l.Retry.Initial {
+		add("retry.max", fmt.Errorf("%s is less than retry.initial %s", l.Retry.Max, l.Retry.Initial))
+	}
+	add("concurrency", inRange(l.Concurrency, 0, 1024))
+	add("batch_size", inRange(l.BatchSize, 0, MaxBatchSize))
+	add("retry.max_attempts", inRange(l.Retry.MaxAttempts, 0, 1_000_000))
+	add("retention.batch_size", inRange(l.Retention.BatchSize, 0, 1_000_000))
+	add("max_payload", inRange(l.MaxPayload, 0, 1<<30))
+	if d.Lease <= d.PublishTimeout {
+		add("lease", fmt.Errorf("%s must be longer than publish_timeout %s", d.Lease, d.PublishTimeout))
+	}
+	if len(l.Tenant) > maxTenant {
+		add("tenant", fmt.Errorf("is longer than %d bytes", maxTenant))
+	}
+	return errors.Join(errs...)
+}
+
+// oneOf refuses v unless it is one of allowed ("" standing for the default).
+func oneOf(v string, allowed ...string) error {
+	var named []string
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+		if a != "" {
+			named = append(named, a)
+		}
+	}
+	return fmt.Errorf("%q is not one of %s", v, strings.Join(named, ", "))
+}
+
+func inRange(v, lo, hi int) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("%d is out of range [%d, %d]", v, lo, hi)
+	}
+	return nil
+}
