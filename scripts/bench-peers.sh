@@ -4,7 +4,8 @@
 # forwarder, River on PostgreSQL), alternating in each of R rounds, to the
 # NATS server at $NATS_URL; print every run, each program's median, and
 # Herald's ratio to each peer (median of the per-round ratios, and the
-# ratio of the medians). Usage:
+# ratio of the medians), and Herald's store limit (claim + mark with a no-op
+# publisher, run by the same command). Usage:
 #   PEERS_BIN=dir-with-naiverelay-wmforward-riverbench HERALD=path/to/herald \
 #     scripts/bench-peers.sh mysql|postgres [N] [batch] [workers] [rounds]
 # PEERS picks the peers (default "minimal watermill river"; River runs on
@@ -37,7 +38,7 @@ YAML
 rate() { grep -o 'events_per_s=[0-9.]*\|jobs_per_s=[0-9.]*' | head -1 | cut -d= -f2; }
 herald_rate() {
   "$1" --config "$cfg" bench throughput --events "$n" --batch "$b" --workers "$w" --runs 1 --json |
-    python3 -c 'import json,sys; print(int(json.load(sys.stdin)["Broker"]))'
+    python3 -c 'import json,sys; j=json.load(sys.stdin); print(int(j["Broker"]), int(j["Limit"]))'
 }
 peer_rate() {
   case $1 in
@@ -52,10 +53,13 @@ for r in $(seq "$rounds"); do
     [ "$p" = river ] && [ "$kind" != postgres ] && continue
     echo "$r $p $(peer_rate "$p")" | tee -a "$out"
     # Herald right after each peer: each ratio compares neighbouring runs.
-    echo "$r herald/$p $(herald_rate "$herald")" | tee -a "$out"
-    if [ -n "${HERALD_BEFORE:-}" ]; then
-      echo "$r before/$p $(herald_rate "$HERALD_BEFORE")" | tee -a "$out"
-    fi
+    for who in herald before; do
+      bin=$herald; [ $who = before ] && bin=${HERALD_BEFORE:-}
+      [ -n "$bin" ] || continue
+      read -r rate limit < <(herald_rate "$bin")
+      echo "$r $who/$p $rate" | tee -a "$out"
+      echo "$r $who-limit $limit" | tee -a "$out"
+    done
   done
 done
 python3 - "$out" "$kind" "$n" "$b" "$w" <<'PY'
@@ -66,7 +70,11 @@ for line in open(sys.argv[1]):
     runs[name][r] = float(v)
 kind, n, b, w = sys.argv[2:]
 print(f"== {kind} N={n} batch={b} workers={w}: medians (events/s) and Herald's ratios")
-for name in [k for k in runs if "/" not in k]:
+for who in ("herald", "before"):
+    lim = runs.get(f"{who}-limit")
+    if lim:
+        print(f"{who:7} store limit (no-op publisher): median {statistics.median(lim.values()):9.0f}")
+for name in [k for k in runs if "/" not in k and "-limit" not in k]:
     for who in ("herald", "before"):
         mine = runs.get(f"{who}/{name}")
         if not mine:
