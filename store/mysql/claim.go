@@ -144,41 +144,52 @@ func lockCandidates(ctx context.Context, tx txRunner, table string, status store
 // claimIndex names, in that index's order (TestClaimPlans checks).
 func candidateQuery(table string, status store.Status, p store.ClaimParams, limit int) (string, []any) {
 	scope, args := sqlcommon.ScopeWhere(p.Scope, "r")
+	ix := claimIndexFor(status, p)
 	q := "SELECT " + sqlcommon.RecordColumns("r") + ", UTC_TIMESTAMP(6) FROM " + table + " r FORCE INDEX (" +
-		claimIndex(status, p) + `)
-WHERE r.status = ? AND r.available_at <= UTC_TIMESTAMP(6)` + scope
-	args = append([]any{string(status)}, args...)
+		ix.name + ")\nWHERE " + ix.due + scope
+	args = append(ix.args, args...)
 	if p.Ordered {
 		q += " AND (r.partition_key = '' OR NOT EXISTS (" + blockedByState(table, p.ParkOnDead) + "))"
 	}
-	q += " ORDER BY " + claimOrder(status, p.Ordered) + " LIMIT ? FOR UPDATE SKIP LOCKED"
+	q += " ORDER BY " + ix.order + " LIMIT ? FOR UPDATE SKIP LOCKED"
 	return q, append(args, limit)
 }
 
-// claimIndex names the index whose order is claimOrder's. It is forced: an
-// outbox swings between empty and a large backlog faster than the
-// optimizer's statistics follow, and the wrong pick means a sort of every
-// ready row, or (for the fenced marks) gap locks.
+// claimIndex names the index a claim of status rows under p reads.
 func claimIndex(status store.Status, p store.ClaimParams) string {
-	switch {
-	case p.Ordered && status == store.StatusPending:
-		return "ordered_claim"
-	case p.Tenant != "":
-		return "tenant_claim"
-	}
-	return "claim"
+	return claimIndexFor(status, p).name
 }
 
-// claimOrder is the order candidates are taken in. Ordered lanes take ready
-// rows by id, off the ordered_claim index: in (available_at, id) order a
-// retried head (due later) would come after its key's later rows, which the
-// order check then drops, and a batch could fill up with such rows forever.
-// Expired leases are few; they keep the claim index's order.
-func claimOrder(status store.Status, ordered bool) string {
-	if ordered && status == store.StatusPending {
-		return "r.id"
+// readIndex is an index a claim or peek reads: its name, the condition
+// for rows of one status that are due (in the index's own columns) and the
+// order it serves.
+type readIndex struct {
+	name, due, order string
+	args             []any
+}
+
+// claimIndexFor returns the index a claim of status rows reads, with the
+// condition and order it serves. It is forced: an outbox swings between empty and a large backlog faster than
+// the optimizer's statistics follow, and the wrong pick means a sort of
+// every ready row, or (for the fenced marks) gap locks. tenant_claim and
+// ordered_claim are keyed on virtual columns that are NULL for rows they do
+// not serve (schema version 2), so their conditions name those columns.
+func claimIndexFor(status store.Status, p store.ClaimParams) readIndex {
+	switch {
+	case p.Ordered && status == store.StatusPending:
+		// Ordered lanes take ready rows by id: in (available_at, id) order a
+		// retried head (due later) would come after its key's later rows,
+		// which the order check then drops, and a batch could fill up with
+		// such rows forever. Expired leases are few; they keep the claim
+		// index's order.
+		return readIndex{name: "ordered_claim", order: "r.id",
+			due: "r.ordered_pending = 1 AND r.ordered_available_at <= UTC_TIMESTAMP(6)"}
+	case p.Tenant != "":
+		return readIndex{name: "tenant_claim", order: "r.tenant_available_at, r.id", args: []any{string(status)},
+			due: "r.tenant_status = ? AND r.tenant_available_at <= UTC_TIMESTAMP(6)"}
 	}
-	return "r.available_at, r.id"
+	return readIndex{name: "claim", order: "r.available_at, r.id", args: []any{string(status)},
+		due: "r.status = ? AND r.available_at <= UTC_TIMESTAMP(6)"}
 }
 
 // blockedByState is the ordered lanes' pre-filter: an earlier row of the
@@ -186,12 +197,13 @@ func claimOrder(status store.Status, ordered bool) string {
 // live lease, or dead when parking). It is a plain subquery, so it sees rows
 // that other workers hold locked; it is not the whole rule (see keepOrdered).
 // Like the rest of the ordering rule it ignores the lane's type filters: a
-// key's order holds across every lane of the table.
+// key's order holds across every lane of the table. It runs for rows with a
+// partition key only, whose key_status is their status (key_order's column).
 func blockedByState(table string, park bool) string {
 	q := "SELECT 1 FROM " + table + ` e WHERE e.partition_key = r.partition_key AND e.tenant = r.tenant
-  AND e.id < r.id AND (e.status IN ('pending', 'in_flight') AND e.available_at > UTC_TIMESTAMP(6)`
+  AND e.id < r.id AND (e.key_status IN ('pending', 'in_flight') AND e.available_at > UTC_TIMESTAMP(6)`
 	if park {
-		q += " OR e.status = 'dead'"
+		q += " OR e.key_status = 'dead'"
 	}
 	return q + ")"
 }
@@ -212,12 +224,13 @@ func keepOrdered(ctx context.Context, tx txRunner, table string, p store.ClaimPa
 	if len(keys) == 0 {
 		return recs, nil
 	}
+	// keys holds no '' (sqlcommon.Keys), so key_status is status here.
 	statuses := "'pending', 'in_flight'"
 	if p.ParkOnDead {
 		statuses += ", 'dead'"
 	}
 	q := "SELECT tenant, partition_key, MIN(id) FROM " + table + " WHERE partition_key IN (" + sqlcommon.Marks(len(keys)) +
-		") AND status IN (" + statuses + ") AND id < ? AND id NOT IN (" + sqlcommon.Marks(len(ids)) + ")" +
+		") AND key_status IN (" + statuses + ") AND id < ? AND id NOT IN (" + sqlcommon.Marks(len(ids)) + ")" +
 		" GROUP BY tenant, partition_key"
 	args := append(sqlcommon.StringArgs(keys), maxID)
 	args = append(args, sqlcommon.Int64Args(ids)...)

@@ -34,3 +34,13 @@ func (s *Store) FreezeInClaim(ctx context.Context, table string, lease time.Dura
 		return nil
 	})
 }
+
+// MigrateTo creates or upgrades table to schema version v, not beyond.
+func (s *Store) MigrateTo(ctx context.Context, table string, v int) error {
+	return s.underMigrateLock(ctx, func(conn *sql.Conn) error {
+		if err := apply(ctx, conn, "herald", locksTable); err != nil {
+			return err
+		}
+		return applyUpTo(ctx, conn, "outbox", table, v)
+	})
+}

@@ -4,7 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
+	"math"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
@@ -64,9 +68,16 @@ func (s *Store) underMigrateLock(ctx context.Context, steps func(conn *sql.Conn)
 }
 
 // apply runs the migrations of kind for table that herald_migrations does
-// not list yet. Each statement is idempotent (IF NOT EXISTS), so a crash
-// between a DDL and its record only repeats harmless work.
+// not list yet. Each statement is idempotent (IF NOT EXISTS, or see
+// appliedBefore), so a crash between a DDL and its record only repeats
+// harmless work.
 func apply(ctx context.Context, conn *sql.Conn, kind, table string) error {
+	return applyUpTo(ctx, conn, kind, table, math.MaxInt)
+}
+
+// applyUpTo is apply that stops after version upTo (tests build older
+// tables with it, to upgrade them).
+func applyUpTo(ctx context.Context, conn *sql.Conn, kind, table string, upTo int) error {
 	ms, err := sqlcommon.LoadMigrations(migrationFiles, kind)
 	if err != nil {
 		return fmt.Errorf("mysql store: %w", err)
@@ -77,11 +88,11 @@ func apply(ctx context.Context, conn *sql.Conn, kind, table string) error {
 		return fmt.Errorf("mysql store: migrate %s: %w", table, err)
 	}
 	for _, m := range ms {
-		if m.Version <= current {
+		if m.Version <= current || m.Version > upTo {
 			continue
 		}
 		for _, stmt := range m.Statements(table) {
-			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil && !appliedBefore(err) {
 				return fmt.Errorf("mysql store: migrate %s to version %d: %w", table, m.Version, err)
 			}
 		}
@@ -91,4 +102,17 @@ func apply(ctx context.Context, conn *sql.Conn, kind, table string) error {
 		}
 	}
 	return nil
+}
+
+// erDupFieldName is the server's error for ADD COLUMN of a column that exists.
+const erDupFieldName = 1060
+
+// appliedBefore reports whether err says that the statement's change is
+// already there: an ALTER that adds columns which exist. MySQL 8 has no ADD
+// COLUMN IF NOT EXISTS, and an ALTER is atomic on the servers Herald
+// supports (MariaDB 10.6+, MySQL 8), so the columns exist only if a run that
+// crashed before recording its version made the whole statement.
+func appliedBefore(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == erDupFieldName
 }

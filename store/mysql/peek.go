@@ -19,8 +19,9 @@ func (s *Store) Ready(ctx context.Context, sc store.Scope) (bool, error) {
 		return false, err
 	}
 	where, args := sqlcommon.ScopeWhere(sc, "r")
-	q := "SELECT 1 FROM " + table + " r FORCE INDEX (" + claimIndex(store.StatusPending, store.ClaimParams{Scope: sc}) +
-		") WHERE r.status = 'pending' AND r.available_at <= UTC_TIMESTAMP(6)" + where + " LIMIT 1"
+	ix := claimIndexFor(store.StatusPending, store.ClaimParams{Scope: sc})
+	q := "SELECT 1 FROM " + table + " r FORCE INDEX (" + ix.name + ") WHERE " + ix.due + where + " LIMIT 1"
+	args = append(ix.args, args...)
 	st, err := s.peekStmt(ctx, q)
 	if err != nil {
 		return false, fmt.Errorf("mysql store: peek at %s: %w", sc.Table, err)

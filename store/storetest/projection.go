@@ -43,6 +43,7 @@ var projectionTests = []struct {
 	{"StatsResetCleanup", testStatsResetCleanup},
 	{"ScanOutbox", testScanOutbox},
 	{"ApplyBatch", testApplyBatch},
+	{"ApplyNewBatch", testApplyNewBatch},
 	{"ConcurrentBatches", testConcurrentBatches},
 }
 
@@ -387,6 +388,47 @@ func testApplyBatch(t *testing.T, h *projHarness) {
 	}
 	if r, err := h.apply(bad, func(tx *sql.Tx) error { return h.bump(h.ctx, tx, "batch") }); err != nil || r.Outcome != store.Applied {
 		errorf(t, "batch", "the failed event is claimable afterwards: %+v, %v", r, err)
+	}
+}
+
+// testApplyNewBatch applies a batch of events the projection has never
+// seen (the stores' one-INSERT path) whose second handler fails: the first
+// commits once, the failed one stays claimable, the third does not run and
+// nothing of the failed attempt remains.
+func testApplyNewBatch(t *testing.T, h *projHarness) {
+	keys := []store.ProjectionKey{h.key(herald.NewID()), h.key(herald.NewID()), h.key(herald.NewID())}
+	ps := make([]store.ApplyParams, len(keys))
+	for i, k := range keys {
+		ps[i] = store.ApplyParams{ProjectionKey: k, Lease: time.Minute}
+	}
+	res, err := h.ps.ApplyBatch(h.ctx, ps, func(tx *sql.Tx, i int) error {
+		if err := h.bump(h.ctx, tx, "new"); err != nil {
+			return err
+		}
+		if i == 1 {
+			return errors.New("bad")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("[new batch] ApplyBatch: %v", err)
+	}
+	want := []store.Outcome{store.Applied, store.HandlerFailed, store.NotRun}
+	for i, r := range res {
+		if r.Outcome != want[i] {
+			errorf(t, "new batch", "item %d: outcome %d, want %d", i, r.Outcome, want[i])
+		}
+	}
+	if n := h.count("new"); n != 1 {
+		errorf(t, "new batch", "read model counted %d, want 1 (the first item, once)", n)
+	}
+	if r, err := h.apply(keys[0], func(*sql.Tx) error { return nil }); err != nil || r.Outcome != store.Finished {
+		errorf(t, "new batch", "the applied event again: %+v, %v; want finished", r, err)
+	}
+	for _, k := range keys[1:] {
+		if r, err := h.apply(k, func(*sql.Tx) error { return nil }); err != nil || r.Outcome != store.Applied {
+			errorf(t, "new batch", "event %s after the failure: %+v, %v; want applied", k.EventID, r, err)
+		}
 	}
 }
 

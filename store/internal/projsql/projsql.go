@@ -171,6 +171,9 @@ func (d *Dialect) ApplyBatch(ctx context.Context, ps []store.ApplyParams, fn fun
 // a savepoint costs two round trips per event on every batch.
 func (d *Dialect) applyPrefix(ctx context.Context, tables []string, ps []store.ApplyParams,
 	fn func(tx *sql.Tx, i int) error, res []store.ApplyResult) (failed int, herr error, err error) {
+	if failed, herr, done, err := d.applyNew(ctx, tables, ps, fn, res); done || err != nil {
+		return failed, herr, err
+	}
 	tx, release, err := d.Begin(ctx)
 	if err != nil {
 		return -1, nil, fmt.Errorf("%s: apply batch: %w", d.Name, err)

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Drain N events of 1 KiB with Herald (`herald bench throughput`, every
+# guarantee on) and with the peer programs (minimal relay, Watermill
+# forwarder, River on PostgreSQL), alternating in each of R rounds, to the
+# NATS server at $NATS_URL; print every run, each program's median, and
+# Herald's ratio to each peer (median of the per-round ratios, and the
+# ratio of the medians), and Herald's store limit (claim + mark with a no-op
+# publisher, run by the same command). Usage:
+#   PEERS_BIN=dir-with-naiverelay-wmforward-riverbench HERALD=path/to/herald \
+#     scripts/bench-peers.sh mysql|postgres [N] [batch] [workers] [rounds]
+# PEERS picks the peers (default "minimal watermill river"; River runs on
+# PostgreSQL only). HERALD_BEFORE, if set, is a second Herald build run in
+# the same rounds (before/after a change). The peers create their own
+# tables in the "peers" database; Herald drops and recreates herald_bench
+# in the database HERALD_DSN names (default: test).
+set -euo pipefail
+kind=${1:?mysql or postgres}; n=${2:-100000}; b=${3:-1000}; w=${4:-2}; rounds=${5:-3}
+: "${PEERS_BIN:?directory holding the built peer programs}"
+herald=${HERALD:-herald}
+peers=${PEERS:-minimal watermill river}
+export NATS_URL=${NATS_URL:-nats://127.0.0.1:4222}
+export MYSQL_DSN=${MYSQL_DSN:-root@tcp(127.0.0.1:3306)/peers}
+export PG_DSN=${PG_DSN:-postgres://postgres@127.0.0.1:5432/peers?sslmode=disable}
+cfg=$(mktemp --suffix .yaml); out=$(mktemp); work=$(mktemp -d)
+trap 'rm -rf "$cfg" "$out" "$work"' EXIT
+if [ "$kind" = mysql ]; then
+  driver=mysql; dsn=${HERALD_DSN:-root@tcp(127.0.0.1:3306)/test}
+else
+  driver=postgres; dsn=${HERALD_DSN:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
+fi
+cat >"$cfg" <<YAML
+store: {driver: $driver, dsn: "$dsn"}
+brokers:
+  nats: {type: nats, url: "$NATS_URL", stream: HERALDBENCH, subjects: ["heraldbench.>"], create_stream: true}
+lanes:
+  - {name: bench, table: herald_bench, broker: nats, destination: "heraldbench.{topic}"}
+YAML
+rate() { grep -o 'events_per_s=[0-9.]*\|jobs_per_s=[0-9.]*' | head -1 | cut -d= -f2; }
+herald_rate() {
+  "$1" --config "$cfg" bench throughput --events "$n" --batch "$b" --workers "$w" --runs 1 --json |
+    python3 -c 'import json,sys; j=json.load(sys.stdin); print(int(j["Broker"]), int(j["Limit"]))'
+}
+peer_rate() {
+  case $1 in
+  minimal) "$PEERS_BIN/naiverelay" -db "$kind" -mode drain -n "$n" -w "$w" -b "$b" ;;
+  watermill) "$PEERS_BIN/wmforward" -db "$kind" -mode drain -n "$n" ;;
+  river) "$PEERS_BIN/riverbench" -mode drain -work nats -n "$n" -workers 2000 -cooldown 10ms ;;
+  esac 2>/dev/null | rate
+}
+cd "$work"
+for r in $(seq "$rounds"); do
+  for p in $peers; do
+    [ "$p" = river ] && [ "$kind" != postgres ] && continue
+    echo "$r $p $(peer_rate "$p")" | tee -a "$out"
+    # Herald right after each peer: each ratio compares neighbouring runs.
+    for who in herald before; do
+      bin=$herald; [ $who = before ] && bin=${HERALD_BEFORE:-}
+      [ -n "$bin" ] || continue
+      read -r rate limit < <(herald_rate "$bin")
+      echo "$r $who/$p $rate" | tee -a "$out"
+      echo "$r $who-limit $limit" | tee -a "$out"
+    done
+  done
+done
+python3 - "$out" "$kind" "$n" "$b" "$w" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    r, name, v = line.split()
+    runs[name][r] = float(v)
+kind, n, b, w = sys.argv[2:]
+print(f"== {kind} N={n} batch={b} workers={w}: medians (events/s) and Herald's ratios")
+for who in ("herald", "before"):
+    lim = runs.get(f"{who}-limit")
+    if lim:
+        print(f"{who:7} store limit (no-op publisher): median {statistics.median(lim.values()):9.0f}")
+for name in [k for k in runs if "/" not in k and "-limit" not in k]:
+    for who in ("herald", "before"):
+        mine = runs.get(f"{who}/{name}")
+        if not mine:
+            continue
+        per = [mine[r] / runs[name][r] for r in mine if runs[name].get(r)]
+        print(f"{who:7} vs {name:9}: {statistics.median(mine.values()):9.0f} vs "
+              f"{statistics.median(runs[name].values()):9.0f}  median ratio {statistics.median(per):5.2f}"
+              f"  (rounds: {' '.join(f'{x:.2f}' for x in per)})")
+PY
