@@ -165,3 +165,29 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// Rule: the charts' points are the relay counters' rates over each
+// interval and the lane's lag, and only the last hour is kept.
+func TestSeriesSamplesRelayCounters(t *testing.T) {
+	st := openStore(t)
+	lanes := []relay.Lane{{Name: "main", Table: herald.DefaultTable}}
+	m, err := NewMetrics(prometheus.NewRegistry(), st, lanes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSeries(st, lanes, m, 15*time.Second)
+	ctx := context.Background()
+	t0 := time.Now()
+	m.BatchDone(relay.BatchStats{Lane: "main", Delivered: 30})
+	s.sample(ctx, t0)
+	m.BatchDone(relay.BatchStats{Lane: "main", Delivered: 30, Dead: 3})
+	s.sample(ctx, t0.Add(15*time.Second))
+	pts := s.points["main"]
+	if len(pts) != 1 || pts[0].Rate != 2 || pts[0].DeadRate != 0.2 {
+		t.Fatalf("points %+v; want one, 2/s with 0.2/s dead (the first sample only starts the count)", pts)
+	}
+	s.sample(ctx, t0.Add(time.Hour+16*time.Second))
+	if pts := s.points["main"]; len(pts) != 1 || !pts[0].At.Equal(t0.Add(time.Hour+16*time.Second).UTC()) {
+		t.Fatalf("after an hour the first point must go: %+v", pts)
+	}
+}

@@ -81,12 +81,14 @@ func (s *series) sample(ctx context.Context, now time.Time) {
 	elapsed := now.Sub(s.lastAt).Seconds()
 	for _, l := range s.lanes {
 		totals := s.metrics.totals(l.Name)
-		p := Point{At: now.UTC(), LagSeconds: lags[l.Name]}
-		if prev, ok := s.last[l.Name]; ok && elapsed > 0 {
-			p.Rate = float64(totals[0]-prev[0]) / elapsed
-			p.DeadRate = float64(totals[1]-prev[1]) / elapsed
-		}
+		prev, seen := s.last[l.Name]
 		s.last[l.Name] = totals
+		if !seen || elapsed <= 0 {
+			continue // a rate needs two samples: the first one only starts the count
+		}
+		p := Point{At: now.UTC(), LagSeconds: lags[l.Name],
+			Rate:     float64(totals[0]-prev[0]) / elapsed,
+			DeadRate: float64(totals[1]-prev[1]) / elapsed}
 		pts := append(s.points[l.Name], p)
 		for len(pts) > 0 && now.Sub(pts[0].At) > seriesSpan {
 			pts = pts[1:]

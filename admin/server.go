@@ -27,6 +27,7 @@ type Server struct {
 	done       chan error
 	stopCharts context.CancelFunc
 	charts     chan struct{} // closed when the chart sampler has stopped
+	series     *series
 }
 
 // Listen starts serving on addr (host:port; port 0 picks a free one) the
@@ -67,7 +68,7 @@ func Listen(addr string, reg prometheus.Gatherer, st store.Store, lanes []relay.
 	routes(mux, a, charts)
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln,
-		done: make(chan error, 1), stopCharts: stop, charts: make(chan struct{})}
+		done: make(chan error, 1), stopCharts: stop, charts: make(chan struct{}), series: charts}
 	go func() { s.done <- s.srv.Serve(ln) }()
 	go func() { defer close(s.charts); charts.run(ctx) }()
 	return s, nil
