@@ -99,7 +99,7 @@ func (a *app) replay(ctx context.Context, f replayFlags, ids []string) error {
 		return a.printPreview(preview, l.Name, f.asJSON)
 	}
 	if preview.Count == 0 {
-		fmt.Fprintln(a.stdout, "replayed 0 event(s): none matches")
+		fmt.Fprintf(a.stdout, "replayed 0 event(s): none of lane %s matches (--status %s)\n", l.Name, strings.Join(f.statuses, ","))
 		return nil
 	}
 	if !f.yes {
