@@ -62,10 +62,11 @@ func NewDeadSummary(r store.Record) DeadSummary {
 // maxDeadPage bounds one page of GET /api/lanes/{lane}/dead.
 const maxDeadPage = 1000
 
-// api serves the read-only JSON API over a store and its lanes.
+// api serves the JSON API over a store and its lanes; actions need token.
 type api struct {
 	st    store.Store
 	lanes []relay.Lane
+	token string
 }
 
 // lanesStatus answers GET /api/lanes[?tenant=T]: each lane's rows by state,

@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heraldhq/herald/relay"
@@ -10,8 +12,18 @@ import (
 type Option func(*options)
 
 type options struct {
-	health *relay.Health
+	health         *relay.Health
+	token          string
+	metrics        *Metrics
+	seriesInterval time.Duration
 }
+
+// WithMetrics feeds the lane charts' rates from the relay's counters.
+func WithMetrics(m *Metrics) Option { return func(o *options) { o.metrics = m } }
+
+// WithSeriesInterval sets how often the lane charts get a point (15 s by
+// default; an hour of points is kept).
+func WithSeriesInterval(d time.Duration) Option { return func(o *options) { o.seriesInterval = d } }
 
 // WithHealth makes /readyz answer 503 while the relay reports a broker or
 // its database unreachable, naming which.

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,8 @@ type Metrics struct {
 	events *prometheus.CounterVec
 	steps  *prometheus.HistogramVec
 	rows   *laneRows
+	// lanes holds each lane's *laneCounts, the totals the charts read.
+	lanes sync.Map
 }
 
 // NewMetrics registers Herald's metrics for lanes on reg.
@@ -55,6 +58,9 @@ func (m *Metrics) BatchDone(s relay.BatchStats) {
 	} {
 		m.events.WithLabelValues(s.Lane, o.name).Add(float64(o.n))
 	}
+	c := m.counts(s.Lane)
+	c.delivered.Add(int64(s.Delivered))
+	c.dead.Add(int64(s.Dead))
 	m.steps.WithLabelValues(s.Lane, "claim").Observe(s.Claim.Seconds())
 	m.steps.WithLabelValues(s.Lane, "publish").Observe(s.Publish.Seconds())
 	m.steps.WithLabelValues(s.Lane, "mark").Observe(s.Mark.Seconds())

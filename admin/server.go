@@ -22,14 +22,18 @@ const pingTimeout = 2 * time.Second
 // Server serves the dashboard at /, /metrics, /healthz, /readyz and the
 // API under /api/.
 type Server struct {
-	srv  *http.Server
-	ln   net.Listener
-	done chan error
+	srv        *http.Server
+	ln         net.Listener
+	done       chan error
+	stopCharts context.CancelFunc
+	charts     chan struct{} // closed when the chart sampler has stopped
+	series     *series
 }
 
 // Listen starts serving on addr (host:port; port 0 picks a free one) the
-// metrics gathered by reg, the health of st (and of the relay, WithHealth)
-// and the read-only API over lanes.
+// metrics gathered by reg, the health of st (and of the relay, WithHealth),
+// the dashboard and the API over lanes: read-only, with actions for callers
+// that send the token of WithToken.
 func Listen(addr string, reg prometheus.Gatherer, st store.Store, lanes []relay.Lane, opts ...Option) (*Server, error) {
 	var o options
 	for _, opt := range opts {
@@ -59,13 +63,34 @@ func Listen(addr string, reg prometheus.Gatherer, st store.Store, lanes []relay.
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	a := api{st: st, lanes: lanes}
+	a := api{st: st, lanes: lanes, token: o.token}
+	charts := newSeries(st, lanes, o.metrics, o.seriesInterval)
+	routes(mux, a, charts)
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln,
+		done: make(chan error, 1), stopCharts: stop, charts: make(chan struct{}), series: charts}
+	go func() { s.done <- s.srv.Serve(ln) }()
+	go func() { defer close(s.charts); charts.run(ctx) }()
+	return s, nil
+}
+
+// routes puts the dashboard's pages and the API on mux. Pages are one
+// file that reads its path: /, /lanes/{lane}, /lanes/{lane}/events/{id}.
+func routes(mux *http.ServeMux, a api, charts *series) {
 	mux.HandleFunc("GET /{$}", serveDashboard)
+	mux.HandleFunc("GET /lanes/{lane}", serveDashboard)
+	mux.HandleFunc("GET /lanes/{lane}/events/{id}", serveDashboard)
+	mux.HandleFunc("GET /api/session", a.session)
 	mux.HandleFunc("GET /api/lanes", a.lanesStatus)
 	mux.HandleFunc("GET /api/lanes/{lane}/dead", a.deadList)
-	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan error, 1)}
-	go func() { s.done <- s.srv.Serve(ln) }()
-	return s, nil
+	mux.HandleFunc("GET /api/lanes/{lane}/events", a.events)
+	mux.HandleFunc("GET /api/lanes/{lane}/events/{id}", a.event)
+	mux.HandleFunc("GET /api/lanes/{lane}/series", charts.serve(a))
+	mux.Handle("POST /api/lanes/{lane}/replay", action(a, a.replay))
+	mux.Handle("POST /api/lanes/{lane}/purge", action(a, a.purge))
+	mux.Handle("POST /api/lanes/{lane}/retry", action(a, a.retryNow))
+	mux.Handle("POST /api/lanes/{lane}/pause", action(a, a.setPaused(true)))
+	mux.Handle("POST /api/lanes/{lane}/resume", action(a, a.setPaused(false)))
 }
 
 // Addr is where the server listens, the chosen port included.
@@ -73,6 +98,8 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Close stops the server, letting requests in progress finish within ctx.
 func (s *Server) Close(ctx context.Context) error {
+	s.stopCharts()
+	<-s.charts
 	err := s.srv.Shutdown(ctx)
 	if serveErr := <-s.done; !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)

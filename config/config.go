@@ -41,6 +41,10 @@ type Retention = relay.Retention
 // Admin is the `admin` section.
 type Admin struct {
 	Addr string `yaml:"addr"`
+	// Token, when set (or HERALD_ADMIN_TOKEN), lets a caller that sends it
+	// as a bearer token act through the dashboard and the API: replay,
+	// purge, retry now, pause and resume. Without it they are read-only.
+	Token string `yaml:"token,omitempty"`
 }
 
 // Tracing is the `tracing` section: where `herald run` exports its
@@ -194,5 +198,8 @@ func (f *File) applyEnv() {
 	}
 	if v := os.Getenv("HERALD_ADMIN_ADDR"); v != "" {
 		f.Admin.Addr = v
+	}
+	if v := os.Getenv("HERALD_ADMIN_TOKEN"); v != "" {
+		f.Admin.Token = v
 	}
 }

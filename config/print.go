@@ -11,6 +11,9 @@ import (
 func (f *File) Print() ([]byte, error) {
 	c := *f
 	c.Store.DSN = Redact(c.Store.DSN)
+	if c.Admin.Token != "" {
+		c.Admin.Token = "xxxxx"
+	}
 	c.Brokers = make(map[string]*Broker, len(f.Brokers))
 	for name, b := range f.Brokers {
 		if b != nil {

@@ -168,6 +168,12 @@ func (a *app) deadChange(ctx context.Context, f deadFlags, ids []string, kind de
 		return err
 	}
 	defer rt.Close()
+	if kind == replayChange && !f.dryRun {
+		// An older Herald's database lacks the replay history table.
+		if err := rt.Migrate(ctx); err != nil {
+			return err
+		}
+	}
 	ids, refused := a.deadOnly(ctx, rt, scope.Table, ids)
 	n, err := a.countChange(ctx, rt, scope, ids, f.all)
 	if err != nil {
@@ -220,11 +226,19 @@ func (a *app) countChange(ctx context.Context, rt *config.Runtime, scope store.S
 	return st.Dead, err
 }
 
+// applyChange replays or purges the dead events of ids (all of scope's
+// when ids is empty). A replay goes through replay by query where the store
+// has it, so each event's history records it.
 func applyChange(ctx context.Context, s store.Store, scope store.Scope, ids []string, kind deadChangeKind) (int64, error) {
-	if kind == replayChange {
+	if kind != replayChange {
+		return s.Purge(ctx, scope, ids)
+	}
+	r, err := admin.Replayer(s)
+	if err != nil {
 		return s.Replay(ctx, scope, ids)
 	}
-	return s.Purge(ctx, scope, ids)
+	q := store.EventQuery{Scope: scope, Statuses: []store.Status{store.StatusDead}, EventIDs: ids}
+	return admin.Replay(ctx, r, q, admin.ReplayOptions{By: whoAmI(), Reason: "herald dead replay"})
 }
 
 // confirm asks a yes/no question on stderr and reads the answer from

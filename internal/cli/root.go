@@ -92,7 +92,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default: herald.yaml if present, else the embedded defaults)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides log.level)")
 	root.AddCommand(a.runCommand(), a.migrateCommand(), a.enqueueCommand(), a.statusCommand(),
-		a.deadCommand(), a.benchCommand(), a.demoCommand(), a.versionCommand())
+		a.deadCommand(), a.replayCommand(), a.benchCommand(), a.demoCommand(), a.versionCommand())
 	root.AddCommand(a.projectionCommand(), a.configCommand(), a.laneCommand(), a.tailCommand())
 	return root
 }

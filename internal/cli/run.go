@@ -88,11 +88,16 @@ func (a *app) startAdmin(f *config.File, rt *config.Runtime, health *relay.Healt
 	if err := admin.RegisterHealth(reg, health); err != nil {
 		return nil, nil, err
 	}
-	srv, err := admin.Listen(f.Admin.Addr, reg, rt.Store, rt.Lanes, admin.WithHealth(health))
+	srv, err := admin.Listen(f.Admin.Addr, reg, rt.Store, rt.Lanes, admin.WithHealth(health),
+		admin.WithMetrics(m), admin.WithToken(f.Admin.Token))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w (admin.addr; %q turns it off)", err, config.AdminOff)
 	}
-	a.say("admin on http://%s (dashboard at /; /metrics, /healthz, /readyz, /api/lanes)", srv.Addr())
+	actions := "read-only: set admin.token or HERALD_ADMIN_TOKEN for actions"
+	if f.Admin.Token != "" {
+		actions = "actions need the admin token"
+	}
+	a.say("admin on http://%s (dashboard at /, %s; /metrics, /healthz, /readyz, /api/lanes)", srv.Addr(), actions)
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -115,6 +115,19 @@ var lockMigrations = []migration{{
 	broker_error TEXT    NOT NULL DEFAULT '',
 	broker_node  TEXT    NOT NULL DEFAULT ''
 )`},
+}, {
+	// Replay history (store.QueryReplayer): one row per event per replay.
+	version: 3,
+	stmts: []string{`CREATE TABLE IF NOT EXISTS herald_replays (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	table_name  TEXT    NOT NULL,
+	event_id    TEXT    NOT NULL,
+	row_id      INTEGER NOT NULL,
+	from_status TEXT    NOT NULL,
+	replayed_at INTEGER NOT NULL,
+	replayed_by TEXT    NOT NULL DEFAULT '',
+	reason      TEXT    NOT NULL DEFAULT ''
+)`, `CREATE INDEX IF NOT EXISTS herald_replays_event ON herald_replays (table_name, event_id, id)`},
 }}
 
 const lockTable = "herald_locks"

@@ -1,0 +1,112 @@
+package admin
+
+import (
+	"encoding/json"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// EventSummary is one event in searches, event lists and replay samples
+// (GET /api/lanes/{lane}/events, `herald replay --dry-run --json`): ids,
+// type, state and times, never the payload.
+type EventSummary struct {
+	ID           int64        `json:"id"`
+	EventID      string       `json:"event_id"`
+	Type         string       `json:"type"`
+	Topic        string       `json:"topic"`
+	PartitionKey string       `json:"partition_key"`
+	Tenant       string       `json:"tenant"`
+	Status       store.Status `json:"status"`
+	Attempts     int          `json:"attempts"`
+	LastError    string       `json:"last_error,omitempty"`
+	CreatedAt    time.Time    `json:"created_at"`
+	// DeliveredAt and DiedAt are set for delivered and dead events.
+	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
+	DiedAt      *time.Time `json:"died_at,omitempty"`
+}
+
+// NewEventSummary summarizes a row.
+func NewEventSummary(r store.Record) EventSummary {
+	return EventSummary{ID: r.ID, EventID: r.Event.ID, Type: r.Event.Type, Topic: r.Event.Topic,
+		PartitionKey: r.Event.PartitionKey, Tenant: r.Event.Tenant, Status: r.Status, Attempts: r.Attempts,
+		LastError: r.LastError, CreatedAt: r.Event.CreatedAt.UTC(), DeliveredAt: timeOrNil(r.DeliveredAt),
+		DiedAt: timeOrNil(r.DiedAt)}
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// MaxPayloadShown is the most payload bytes the event page returns.
+const MaxPayloadShown = 64 << 10
+
+// EventDetail is one event with its payload, headers, receipt and replay
+// history (GET /api/lanes/{lane}/events/{id}).
+type EventDetail struct {
+	EventSummary
+	Headers map[string]string `json:"headers"`
+	// Payload is the payload as text when it is valid UTF-8, else
+	// PayloadBase64 holds it; both are cut at MaxPayloadShown bytes.
+	Payload       *string `json:"payload,omitempty"`
+	PayloadBase64 []byte  `json:"payload_base64,omitempty"`
+	PayloadBytes  int     `json:"payload_bytes"`
+	// PayloadTruncated says the payload is longer than what is shown.
+	PayloadTruncated bool            `json:"payload_truncated,omitempty"`
+	Receipt          json.RawMessage `json:"receipt,omitempty"`
+	AvailableAt      time.Time       `json:"available_at"`
+	LeaseOwner       string          `json:"lease_owner,omitempty"`
+	Replays          []ReplayEntry   `json:"replays"`
+}
+
+// ReplayEntry is one replay of an event, from herald_replays.
+type ReplayEntry struct {
+	From   store.Status `json:"from"`
+	At     time.Time    `json:"at"`
+	By     string       `json:"by"`
+	Reason string       `json:"reason,omitempty"`
+}
+
+// NewEventDetail is r in full, with its replay history.
+func NewEventDetail(r store.Record, history []store.Replay) EventDetail {
+	d := EventDetail{EventSummary: NewEventSummary(r), Headers: r.Event.Headers, PayloadBytes: len(r.Event.Payload),
+		AvailableAt: r.AvailableAt.UTC(), LeaseOwner: r.LeaseOwner, Replays: make([]ReplayEntry, len(history))}
+	if d.Headers == nil {
+		d.Headers = map[string]string{}
+	}
+	p := r.Event.Payload
+	if len(p) > MaxPayloadShown {
+		p, d.PayloadTruncated = p[:MaxPayloadShown], true
+	}
+	if text, ok := asText(p, d.PayloadTruncated); ok {
+		d.Payload = &text
+	} else {
+		d.PayloadBase64 = p
+	}
+	if rc := r.Receipt.JSON(); rc != "" && rc != "{}" {
+		d.Receipt = json.RawMessage(rc)
+	}
+	for i, h := range history {
+		d.Replays[i] = ReplayEntry{From: h.From, At: h.At.UTC(), By: h.By, Reason: h.Reason}
+	}
+	return d
+}
+
+// asText returns p as a string if it is UTF-8 text; a cut payload may end
+// in the first bytes of a rune, which are dropped.
+func asText(p []byte, cut bool) (string, bool) {
+	for drop := 0; drop < utf8.UTFMax && drop <= len(p); drop++ {
+		if utf8.Valid(p[:len(p)-drop]) {
+			return string(p[:len(p)-drop]), true
+		}
+		if !cut {
+			break
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,108 @@
+package admin
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/heraldhq/herald/relay"
+	"github.com/heraldhq/herald/store"
+)
+
+// EventPage is one page of GET /api/lanes/{lane}/events; NextAfter, when
+// set, is the after= of the next page.
+type EventPage struct {
+	Events    []EventSummary `json:"events"`
+	NextAfter int64          `json:"next_after,omitempty"`
+}
+
+// laneOf finds the lane named in the path or writes a 404.
+func (a api) laneOf(w http.ResponseWriter, r *http.Request) (relay.Lane, bool) {
+	lane, ok := a.lane(r.PathValue("lane"))
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no lane %q", r.PathValue("lane")))
+	}
+	return lane, ok
+}
+
+// events answers GET /api/lanes/{lane}/events[?status=S&type=T&key=K
+// &event_id=E&tenant=N&after=ID&limit=N]: the lane's events that match,
+// oldest first, a page at a time (search by event id, key or type).
+func (a api) events(w http.ResponseWriter, r *http.Request) {
+	lane, ok := a.laneOf(w, r)
+	if !ok {
+		return
+	}
+	after, err := queryInt(r, "after", 0, 0, 1<<62)
+	if err == nil {
+		var limit int64
+		if limit, err = queryInt(r, "limit", 100, 1, maxDeadPage); err == nil {
+			a.eventPage(w, r, lane, after, int(limit))
+			return
+		}
+	}
+	writeError(w, http.StatusBadRequest, err.Error())
+}
+
+func (a api) eventPage(w http.ResponseWriter, r *http.Request, lane relay.Lane, after int64, limit int) {
+	v := r.URL.Query()
+	q := store.EventQuery{Scope: lane.Scope()}
+	if s := v.Get("status"); s != "" {
+		q.Statuses = []store.Status{store.Status(s)}
+	}
+	for param, dst := range map[string]*[]string{"type": &q.Types, "key": &q.Keys, "event_id": &q.EventIDs} {
+		if s := v.Get(param); s != "" {
+			*dst = []string{s}
+		}
+	}
+	if t := v.Get("tenant"); t != "" {
+		q.Tenant = t
+	}
+	if err := q.Validate(); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	rep, err := Replayer(a.st)
+	if err != nil {
+		writeError(w, http.StatusNotImplemented, err.Error())
+		return
+	}
+	recs, err := rep.FindEvents(r.Context(), q, after, limit)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	page := EventPage{Events: make([]EventSummary, len(recs))}
+	for i, rec := range recs {
+		page.Events[i] = NewEventSummary(rec)
+	}
+	if len(recs) == limit {
+		page.NextAfter = recs[len(recs)-1].ID
+	}
+	writeJSON(w, page)
+}
+
+// event answers GET /api/lanes/{lane}/events/{id}: the event in full
+// (payload cut at MaxPayloadShown), with its replay history.
+func (a api) event(w http.ResponseWriter, r *http.Request) {
+	lane, ok := a.laneOf(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	rec, err := a.st.Get(r.Context(), lane.Table, id)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("event %s is not in table %s (lane %s)", id, lane.Table, lane.Name))
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	var history []store.Replay
+	if rep, err := Replayer(a.st); err == nil {
+		// A database an older Herald migrated has no history yet.
+		history, _ = rep.ReplayHistory(r.Context(), lane.Table, id)
+	}
+	writeJSON(w, NewEventDetail(rec, history))
+}
