@@ -144,8 +144,14 @@ func TestAPIEventsSearchAndPage(t *testing.T) {
 	if len(page.Events) != 1 || page.Events[0].Type != "Blob" {
 		t.Fatalf("search by event id: %+v", page)
 	}
+	var hidden EventDetail
+	getJSON(t, base+"/api/lanes/main/events/big", 200, &hidden)
+	if !hidden.PayloadHidden || hidden.Payload != nil || len(hidden.Headers) != 0 || hidden.PayloadBytes != len(big) {
+		t.Fatalf("without a token the event page must hide payload and headers: %+v", hidden.EventSummary)
+	}
+	base = listen(t, st, WithToken("s3cret"))
 	var d EventDetail
-	getJSON(t, base+"/api/lanes/main/events/big", 200, &d)
+	getJSONWith(t, base+"/api/lanes/main/events/big", "s3cret", &d)
 	if d.Payload == nil || len(*d.Payload) != MaxPayloadShown || !d.PayloadTruncated || d.PayloadBytes != len(big) || d.Headers["h"] != "v" {
 		t.Fatalf("event page payload: %d bytes shown of %d, truncated %v", len(deref(d.Payload)), d.PayloadBytes, d.PayloadTruncated)
 	}
@@ -189,5 +195,20 @@ func TestSeriesSamplesRelayCounters(t *testing.T) {
 	s.sample(ctx, t0.Add(time.Hour+16*time.Second))
 	if pts := s.points["main"]; len(pts) != 1 || !pts[0].At.Equal(t0.Add(time.Hour+16*time.Second).UTC()) {
 		t.Fatalf("after an hour the first point must go: %+v", pts)
+	}
+}
+
+// getJSONWith is getJSON with the admin token, expecting 200.
+func getJSONWith(t *testing.T, url, token string, v any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(v) != nil {
+		t.Fatalf("GET %s with the token: %d", url, resp.StatusCode)
 	}
 }

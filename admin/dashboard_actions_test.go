@@ -33,13 +33,13 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
-// Rule: in a real browser, the event page shows a payload's markup as
-// text (no element from it, no script run), its headers, error and time of
-// death; an action without the admin token is refused and changes
-// nothing; with the token, replay, pause and retry now work from the
-// page and the replay shows in the event's history; the lane page draws
-// its rate and lag charts and pages through events; search finds an event
-// by key from the overview.
+// Rule: in a real browser, the event page hides payload and headers
+// without the admin token and refuses its actions, changing nothing; with
+// the token it shows the payload's markup as text (no element from it, no
+// script run), its headers, error and time of death; replay, pause and
+// retry now work from the pages and the replay shows in the event's
+// history; the lane page draws its rate and lag charts and pages through
+// events; search finds an event by key from the overview.
 func TestDashboardActionsInBrowser(t *testing.T) {
 	ctx := browser(t)
 	bg := context.Background()
@@ -86,6 +86,31 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#event-fields[data-status="dead"]`))); err != nil {
 		t.Fatal(err)
 	}
+	// Without the token: no payload or headers, actions refused, nothing changes.
+	if note := text(`#payload-note`); !strings.Contains(note, "hidden") || !strings.Contains(note, "admin token") {
+		t.Errorf("without the token the payload must be hidden, saying why: %q", note)
+	}
+	if body, _ := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(`#payload`))); strings.Contains(body, "pwned") {
+		t.Errorf("the payload was sent without the token: %q", body)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#ev-replay`)),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#notice").textContent.includes("refused")`)); err != nil {
+		t.Fatal(err)
+	}
+	if n := text(`#notice`); !strings.Contains(n, "admin token") {
+		t.Errorf("the refusal must say the token is needed: %q", n)
+	}
+	if s := status("poison-1"); s != store.StatusDead {
+		t.Fatalf("a refused replay changed poison-1 to %s", s)
+	}
+
+	// With the token: the payload, as text, then a replay from the event page.
+	err = chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#token`), "s3cret"), chromedp.Click(chromedp.CSS(`#token-form button`)),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#mode").textContent === "actions enabled"`),
+		chromedp.WaitVisible(chromedp.CSS(`#payload`)))
+	if err != nil {
+		t.Fatalf("entering the token: %v", err)
+	}
 	if p := text(`#payload`); !strings.Contains(p, "<script>window.pwned=2</script>") || !strings.Contains(p, "<img src=x") {
 		t.Errorf("the payload's markup must show as text: %q", p)
 	}
@@ -103,23 +128,7 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		t.Errorf("headers %q, last error %q", h, e)
 	}
 	screenshot(t, ctx, "dashboard-event")
-
-	// Without the token: refused, nothing changes.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#ev-replay`)),
-		chromedp.Poll[chromedp.Void](`document.querySelector("#notice").textContent.includes("refused")`)); err != nil {
-		t.Fatal(err)
-	}
-	if n := text(`#notice`); !strings.Contains(n, "admin token") {
-		t.Errorf("the refusal must say the token is needed: %q", n)
-	}
-	if s := status("poison-1"); s != store.StatusDead {
-		t.Fatalf("a refused replay changed poison-1 to %s", s)
-	}
-
-	// With the token: replay from the event page.
-	err = chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#token`), "s3cret"), chromedp.Click(chromedp.CSS(`#token-form button`)),
-		chromedp.Poll[chromedp.Void](`document.querySelector("#mode").textContent === "actions enabled"`),
-		chromedp.Click(chromedp.CSS(`#ev-replay`)),
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#ev-replay`)),
 		chromedp.WaitVisible(chromedp.CSS(`#event-fields[data-status="pending"]`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#replays").textContent.includes("dashboard from 127.0.0.1")`))
 	if err != nil {

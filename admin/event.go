@@ -57,11 +57,14 @@ type EventDetail struct {
 	PayloadBase64 []byte  `json:"payload_base64,omitempty"`
 	PayloadBytes  int     `json:"payload_bytes"`
 	// PayloadTruncated says the payload is longer than what is shown.
-	PayloadTruncated bool            `json:"payload_truncated,omitempty"`
-	Receipt          json.RawMessage `json:"receipt,omitempty"`
-	AvailableAt      time.Time       `json:"available_at"`
-	LeaseOwner       string          `json:"lease_owner,omitempty"`
-	Replays          []ReplayEntry   `json:"replays"`
+	PayloadTruncated bool `json:"payload_truncated,omitempty"`
+	// PayloadHidden says payload and headers were left out: they are
+	// shown only to callers with the admin token (see Hide).
+	PayloadHidden bool            `json:"payload_hidden,omitempty"`
+	Receipt       json.RawMessage `json:"receipt,omitempty"`
+	AvailableAt   time.Time       `json:"available_at"`
+	LeaseOwner    string          `json:"lease_owner,omitempty"`
+	Replays       []ReplayEntry   `json:"replays"`
 }
 
 // ReplayEntry is one replay of an event, from herald_replays.
@@ -109,4 +112,11 @@ func asText(p []byte, cut bool) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Hide leaves out the payload and headers, which may carry personal data,
+// for a caller without the admin token.
+func (d *EventDetail) Hide() {
+	d.Payload, d.PayloadBase64, d.PayloadTruncated, d.PayloadHidden = nil, nil, false, true
+	d.Headers = map[string]string{}
 }

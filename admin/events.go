@@ -83,7 +83,9 @@ func (a api) eventPage(w http.ResponseWriter, r *http.Request, lane relay.Lane, 
 }
 
 // event answers GET /api/lanes/{lane}/events/{id}: the event in full
-// (payload cut at MaxPayloadShown), with its replay history.
+// (payload cut at MaxPayloadShown), with its replay history. Payload and
+// headers go only to callers with the admin token: without one configured,
+// nobody sees them through the admin port.
 func (a api) event(w http.ResponseWriter, r *http.Request) {
 	lane, ok := a.laneOf(w, r)
 	if !ok {
@@ -104,5 +106,9 @@ func (a api) event(w http.ResponseWriter, r *http.Request) {
 		// A database an older Herald migrated has no history yet.
 		history, _ = rep.ReplayHistory(r.Context(), lane.Table, id)
 	}
-	writeJSON(w, NewEventDetail(rec, history))
+	d := NewEventDetail(rec, history)
+	if !a.tokenSent(r) {
+		d.Hide()
+	}
+	writeJSON(w, d)
 }

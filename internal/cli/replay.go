@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"os/user"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -107,8 +109,14 @@ func (a *app) replay(ctx context.Context, f replayFlags, ids []string) error {
 			return err
 		}
 	}
+	// Ctrl-C stops between batches: what was replayed stays replayed, and is counted.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
 	n, err := admin.Replay(ctx, r, q, admin.ReplayOptions{Rate: f.rate, Batch: f.batch, By: f.who(), Reason: f.reason})
 	fmt.Fprintf(a.stdout, "replayed %d event(s) of lane %s\n", n, l.Name)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("stopped after %d of %d event(s): %w", n, preview.Count, context.Cause(ctx))
+	}
 	return err
 }
 
