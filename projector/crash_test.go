@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"sync/atomic"
@@ -38,18 +37,7 @@ func runChild(arg string) {
 		fmt.Fprintln(os.Stderr, "bad child job:", err)
 		os.Exit(99)
 	}
-	s, err := projectortest.OpenBackend(context.Background(), job.Backend, job.Path)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(98)
-	}
-	model := projectortest.ModelOn(s, job.Model)
-	p, err := projector.New(projector.Config{Name: "count", Store: s, Table: job.Table, Handler: model.Bump,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(98)
-	}
+	p := projectortest.ChildProjector(job.Backend, job.Path, job.Table, job.Model)
 	src := &killSource{ev: job.Event}
 	_ = p.Run(context.Background(), src)
 	os.Exit(97) // not reached: the ack kills the process
