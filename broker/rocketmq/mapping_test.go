@@ -38,17 +38,7 @@ func TestMain(m *testing.M) {
 }
 
 // leakIgnores are the RocketMQ client's own sleepers (see TestMain).
-func leakIgnores() []goleak.Option {
-	return append(testenv.LeakOptions(),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*pushConsumer).Start.func1.2"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func4"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func5"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func6"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*pushConsumer).pullMessage"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*defaultPullConsumer).pullMessage"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.GetOrNewRocketMQClient.func1"),
-	)
-}
+func leakIgnores() []goleak.Option { return testenv.LeakOptions() }
 
 func baseConfig() Config {
 	return Config{NameServers: []string{"127.0.0.1:9876"}}.WithDefaults()

@@ -57,7 +57,7 @@ func (c *Cluster) serveConsumer(req *Command) (*Command, bool) {
 	case CodeGetMinOffset, CodeSearchOffsetTime:
 		return withOffset(req, 0), true
 	case CodeGetConsumerList:
-		body, _ := json.Marshal(map[string][]string{"consumerIdList": c.consumers(f["consumerGroup"])})
+		body, _ := json.Marshal(map[string][]string{"consumerIdList": c.Consumers(f["consumerGroup"])})
 		resp := response(req, ResSuccess, "")
 		resp.Body = body
 		return resp, true
@@ -131,21 +131,21 @@ func (c *Cluster) heartbeat(conn net.Conn, req *Command) {
 	c.notifyChanged(changed)
 }
 
-// forgetConn drops the group memberships whose heartbeats came by conn and
-// makes the groups' remaining members rebalance.
+// forgetConn drops the group memberships whose heartbeats came by conn.
+// Unlike a broker it tells the remaining members nothing: the official
+// client's rebalance on a notice races with its own Shutdown (a data race
+// the race detector reports when members leave together), so they
+// rebalance at their next 20s round.
 func (c *Cluster) forgetConn(conn net.Conn) {
 	c.mu.Lock()
-	changed := map[string][]net.Conn{}
-	for group, members := range c.groups {
+	defer c.mu.Unlock()
+	for _, members := range c.groups {
 		for id, on := range members {
 			if on == conn {
 				delete(members, id)
-				changed[group] = otherConns(members, conn)
 			}
 		}
 	}
-	c.mu.Unlock()
-	c.notifyChanged(changed)
 }
 
 // otherConns lists the distinct connections of members other than conn.
@@ -192,7 +192,9 @@ func (c *Cluster) unregister(req *Command) {
 	delete(c.groups[req.ExtFields["consumerGroup"]], req.ExtFields["clientID"])
 }
 
-func (c *Cluster) consumers(group string) []string {
+// Consumers lists the client ids of group's members, sorted: those whose
+// heartbeats came by a connection still open and that did not unregister.
+func (c *Cluster) Consumers(group string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]string, 0, len(c.groups[group]))
