@@ -99,7 +99,7 @@ func TestKilledAfterCommitBeforeAck(t *testing.T) {
 		}
 		src := newSliceSource(ev)
 		stop := run(t, p, src)
-		src.waitAcks(t, 1)
+		src.WaitAcks(t, 1)
 		stop()
 		if n := f.model.Count(t, f.s.DB(), "crash"); n != 1 || calls.Load() != 0 {
 			t.Errorf("[redelivery after crash] counted %d with %d handler calls, want 1 and 0", n, calls.Load())

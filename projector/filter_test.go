@@ -35,7 +35,7 @@ func TestTypeFilters(t *testing.T) {
 		}
 		src := newSliceSource(evs...)
 		stop := run(t, p, src)
-		src.waitAcks(t, len(evs))
+		src.WaitAcks(t, len(evs))
 		stop()
 		if n := f.model.Count(t, f.s.DB(), "filtered"); n != 3 || calls.Load() != 3 {
 			t.Errorf("[only included] counted %d with %d handler calls, want 3 and 3", n, calls.Load())
