@@ -10,6 +10,8 @@ import (
 	"reflect"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/heraldhq/herald/projector/sqlproj"
 )
 
 // File is the whole config file. Every key is documented in docs/config.md;
@@ -20,9 +22,11 @@ type File struct {
 	Store   Store              `yaml:"store"`
 	Brokers map[string]*Broker `yaml:"brokers"`
 	Lanes   []Lane             `yaml:"lanes"`
-	Admin   Admin              `yaml:"admin"`
-	Tracing Tracing            `yaml:"tracing"`
-	Log     Log                `yaml:"log"`
+	// Projections are run by `herald run` (projections.go).
+	Projections []sqlproj.Projection `yaml:"projections"`
+	Admin       Admin                `yaml:"admin"`
+	Tracing     Tracing              `yaml:"tracing"`
+	Log         Log                  `yaml:"log"`
 }
 
 // Store is the `store` section.
