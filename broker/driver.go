@@ -143,3 +143,26 @@ func (r TailRequest) Concrete(what string) (string, error) {
 	}
 	return r.Template.Render(herald.Event{}), nil
 }
+
+// SubscriberOpener opens a subscriber on the broker an entry describes,
+// for a projection declared in the config file. Without it the broker
+// cannot feed a configured projection (the loader says so).
+type SubscriberOpener interface {
+	OpenSubscriber(ctx context.Context, req SubscribeRequest) (Subscriber, error)
+}
+
+// SubscribeRequest is what a configured projection asks a
+// SubscriberOpener for.
+type SubscribeRequest struct {
+	// Group is the consumer group (durable, consumer name) every process
+	// of the projection shares.
+	Group string
+	// Destination is the subject, topic or stream to consume.
+	Destination string
+	// IncludeTypes are the event types the projection takes (all if
+	// empty); a broker that can filter by type may use them.
+	IncludeTypes []string
+	// ClientURL is the URL Open reported in Opened.ClientURL (an embedded
+	// server's), if any.
+	ClientURL string
+}

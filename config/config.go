@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/heraldhq/herald/projector/sqlproj"
 	"github.com/heraldhq/herald/relay"
 )
 
@@ -22,9 +23,11 @@ type File struct {
 	Store   Store              `yaml:"store"`
 	Brokers map[string]*Broker `yaml:"brokers"`
 	Lanes   []Lane             `yaml:"lanes"`
-	Admin   Admin              `yaml:"admin"`
-	Tracing Tracing            `yaml:"tracing"`
-	Log     Log                `yaml:"log"`
+	// Projections are run by `herald run` (projections.go).
+	Projections []sqlproj.Projection `yaml:"projections"`
+	Admin       Admin                `yaml:"admin"`
+	Tracing     Tracing              `yaml:"tracing"`
+	Log         Log                  `yaml:"log"`
 }
 
 // Lane is one entry of `lanes`: a relay lane, whose settings, YAML keys,

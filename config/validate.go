@@ -63,6 +63,7 @@ func (f *File) validate(d Drivers) error {
 		}
 		seen[l.Name] = true
 	}
+	errs = append(errs, f.validateProjections()...)
 	add("admin.addr", adminAddr(f.Admin.Addr))
 	add("tracing.otlp_endpoint", otlpEndpoint(f.Tracing.OTLPEndpoint))
 	if r := f.Tracing.SampleRatio; r != nil && (*r < 0 || *r > 1) {

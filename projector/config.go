@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/heraldhq/herald"
@@ -68,8 +69,23 @@ type Config struct {
 	// A redelivery older than the horizon would be applied again (see
 	// docs/projector.md). Zero, the default, keeps them forever.
 	DoneRetention time.Duration
+	// IncludeTypes, when not empty, limits the projection to these event
+	// types; ExcludeTypes leaves these out (applied after IncludeTypes).
+	// Any other event is acked as it comes, without a handler call or a
+	// projection row: a shared topic's foreign events leave no trace. An
+	// OutboxSource should get the same filters in its Scope, or its scans
+	// keep meeting the foreign rows.
+	IncludeTypes, ExcludeTypes []string
 	// Logger receives failures and dead events. Defaults to slog.Default().
 	Logger *slog.Logger
+}
+
+// wants reports whether the projection applies events of type t.
+func (c Config) wants(t string) bool {
+	if len(c.IncludeTypes) > 0 && !slices.Contains(c.IncludeTypes, t) {
+		return false
+	}
+	return !slices.Contains(c.ExcludeTypes, t)
 }
 
 // WithDefaults returns a copy of c with defaults filled in.
@@ -129,6 +145,11 @@ func (c Config) validate() error {
 	}
 	if err := herald.ValidateIdentifier(c.Table); err != nil {
 		return fmt.Errorf("%w: Table: %v", ErrConfig, err)
+	}
+	for name, types := range map[string][]string{"IncludeTypes": c.IncludeTypes, "ExcludeTypes": c.ExcludeTypes} {
+		if i := slices.Index(types, ""); i >= 0 {
+			return fmt.Errorf("%w: %s[%d] is empty", ErrConfig, name, i)
+		}
 	}
 	return nil
 }

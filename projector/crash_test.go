@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"sync/atomic"
@@ -38,18 +37,7 @@ func runChild(arg string) {
 		fmt.Fprintln(os.Stderr, "bad child job:", err)
 		os.Exit(99)
 	}
-	s, err := projectortest.OpenBackend(context.Background(), job.Backend, job.Path)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(98)
-	}
-	model := projectortest.ModelOn(s, job.Model)
-	p, err := projector.New(projector.Config{Name: "count", Store: s, Table: job.Table, Handler: model.Bump,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(98)
-	}
+	p := projectortest.ChildProjector(job.Backend, job.Path, job.Table, job.Model)
 	src := &killSource{ev: job.Event}
 	_ = p.Run(context.Background(), src)
 	os.Exit(97) // not reached: the ack kills the process
@@ -111,7 +99,7 @@ func TestKilledAfterCommitBeforeAck(t *testing.T) {
 		}
 		src := newSliceSource(ev)
 		stop := run(t, p, src)
-		src.waitAcks(t, 1)
+		src.WaitAcks(t, 1)
 		stop()
 		if n := f.model.Count(t, f.s.DB(), "crash"); n != 1 || calls.Load() != 0 {
 			t.Errorf("[redelivery after crash] counted %d with %d handler calls, want 1 and 0", n, calls.Load())

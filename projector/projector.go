@@ -75,6 +75,10 @@ func (p *Projector) receive(ctx context.Context, src broker.Subscriber, shards [
 		}
 		pause.reset()
 		for i, m := range msgs {
+			if !p.cfg.wants(m.Event.Type) {
+				settle(m.Ack) // not this projection's: no row, no handler
+				continue
+			}
 			select {
 			case shards[shardOf(m, len(shards))] <- m:
 			case <-ctx.Done():

@@ -69,50 +69,9 @@ func (f *fixture) stats() store.ProjectionStats {
 }
 
 // sliceSource hands out its messages once, then waits. It counts settles.
-type sliceSource struct {
-	mu          sync.Mutex
-	msgs        []herald.Event
-	acks, nacks atomic.Int32
-	acked       chan string
-}
+type sliceSource = projectortest.SliceSource
 
-func newSliceSource(evs ...herald.Event) *sliceSource {
-	return &sliceSource{msgs: evs, acked: make(chan string, len(evs)+16)}
-}
-
-func (s *sliceSource) Receive(ctx context.Context, most int) ([]broker.Received, error) {
-	s.mu.Lock()
-	n := min(most, len(s.msgs))
-	batch := s.msgs[:n]
-	s.msgs = s.msgs[n:]
-	s.mu.Unlock()
-	if n == 0 {
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	out := make([]broker.Received, n)
-	for i, ev := range batch {
-		out[i] = broker.Received{Event: ev,
-			Ack:  func(context.Context) error { s.acks.Add(1); s.acked <- ev.ID; return nil },
-			Nack: func(context.Context) error { s.nacks.Add(1); return nil }}
-	}
-	return out, nil
-}
-
-func (s *sliceSource) Close() error { return nil }
-
-// waitAcks waits for n acks.
-func (s *sliceSource) waitAcks(t *testing.T, n int) {
-	t.Helper()
-	timeout := time.After(30 * time.Second)
-	for range n {
-		select {
-		case <-s.acked:
-		case <-timeout:
-			t.Fatalf("[settle] fewer than %d acks after 30s", n)
-		}
-	}
-}
+func newSliceSource(evs ...herald.Event) *sliceSource { return projectortest.NewSliceSource(evs...) }
 
 // run runs p on src until stop is called.
 func run(t *testing.T, p *projector.Projector, src broker.Subscriber) (stop func()) {
@@ -158,7 +117,7 @@ func TestFiveConcurrentDeliveries(t *testing.T) {
 				defer run(t, p, src)()
 			}
 			for _, src := range srcs {
-				src.waitAcks(t, 1)
+				src.WaitAcks(t, 1)
 			}
 			if n := f.model.Count(t, f.s.DB(), "five"); n != int64(round+1) {
 				t.Fatalf("[exactly once] round %d: read model counted %d, want %d (handler calls %d)", round, n, round+1, calls.Load())
@@ -187,7 +146,7 @@ func TestFailTwiceThenSucceed(t *testing.T) {
 		}
 		src := newSliceSource(projectortest.Event("flaky", 1))
 		defer run(t, p, src)()
-		src.waitAcks(t, 1)
+		src.WaitAcks(t, 1)
 		if n := f.model.Count(t, f.s.DB(), "flaky"); n != 1 || calls.Load() != 3 {
 			t.Errorf("[exactly once] counted %d after %d calls, want 1 after 3", n, calls.Load())
 		}
@@ -215,7 +174,7 @@ func TestBadPayloadGoesDead(t *testing.T) {
 		bad.Payload = []byte("not json")
 		src := newSliceSource(bad, projectortest.Event("poison", 2), projectortest.Event("poison", 3))
 		defer run(t, p, src)()
-		src.waitAcks(t, 3)
+		src.WaitAcks(t, 3)
 		if n := f.model.Count(t, f.s.DB(), "poison"); n != 2 || badCalls.Load() != 1 {
 			t.Errorf("[poison] counted %d with %d tries of the bad event; want 2 and 1", n, badCalls.Load())
 		}
@@ -248,7 +207,7 @@ func TestReplayDead(t *testing.T) {
 		}
 		src := newSliceSource(projectortest.Event("replay", 1))
 		defer run(t, p, src)()
-		src.waitAcks(t, 1)
+		src.WaitAcks(t, 1)
 		fixed.Store(true)
 		if n, err := f.s.ReplayProjection(context.Background(), f.table, "count", nil); err != nil || n != 1 {
 			t.Fatalf("replay: %d, %v", n, err)
@@ -337,7 +296,7 @@ func TestDoneRetention(t *testing.T) {
 		bad.Payload = []byte("not json")
 		src := newSliceSource(projectortest.Event("ret", 2), projectortest.Event("ret", 3), bad)
 		defer run(t, p, src)()
-		src.waitAcks(t, 3)
+		src.WaitAcks(t, 3)
 		projectortest.Eventually(t, 10*time.Second, "[retention] done rows deleted", func() bool {
 			st := f.stats()
 			return st.Done == 0 && st.Dead == 1

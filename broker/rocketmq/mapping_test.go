@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -26,19 +27,18 @@ import (
 // shutdown) before they first look at the done channel, so they outlive
 // Shutdown by up to that long; and the push consumer's pulls in flight at
 // Shutdown, which the client closes the connection under without failing
-// them, so they wait out their 30s timeout.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leakIgnores()...) }
+// them, so they wait out their 30s timeout (the pull consumer's too), like a rebalance the
+// broker's membership notice started, which waits out 3s. A
+// crash child (crash_test.go) runs its job instead.
+func TestMain(m *testing.M) {
+	if job := os.Getenv(crashChildEnv); job != "" {
+		runCrashChild(job)
+	}
+	goleak.VerifyTestMain(m, leakIgnores()...)
+}
 
 // leakIgnores are the RocketMQ client's own sleepers (see TestMain).
-func leakIgnores() []goleak.Option {
-	return append(testenv.LeakOptions(),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*pushConsumer).Start.func1.2"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func4"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func5"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func6"),
-		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*pushConsumer).pullMessage"),
-	)
-}
+func leakIgnores() []goleak.Option { return testenv.LeakOptions() }
 
 func baseConfig() Config {
 	return Config{NameServers: []string{"127.0.0.1:9876"}}.WithDefaults()

@@ -25,6 +25,12 @@
 // the request was sent is ambiguous; broker refusals are retryable, except
 // an illegal message (permanent). RocketMQ has no dedupe: consumers dedupe
 // by event id (the first key, and the CE_id property).
+//
+// # Consuming
+//
+// NewSubscriber is the projector's source: a clustering consumer group on
+// one topic whose queue offsets move only past messages the projector
+// acked after its ledger commit (see Subscriber).
 package rocketmq
 
 import (

@@ -37,6 +37,12 @@ type Config struct {
 	// Scheduler schedules a rocket's launch event. Defaults to enqueueing
 	// it, delayed, into RoomTable in a transaction of its own.
 	Scheduler Scheduler
+	// WalletMessages makes the WalletGiftDebited payload the wallet message
+	// of the system Herald comes from (WalletMessage: app code, transaction
+	// and command ids, user, asset type, deltas, the gift as payload,
+	// occurred-at in ms) instead of GiftDebited, for consumers that read
+	// that format (on RocketMQ there). The gift wall reads both.
+	WalletMessages bool
 }
 
 func (c Config) withDefaults() Config {
@@ -111,7 +117,7 @@ func New(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.Wallet = &Wallet{db: a.db, sql: a.sql, outbox: wallet}
+	a.Wallet = &Wallet{db: a.db, sql: a.sql, outbox: wallet, walletMessages: cfg.WalletMessages}
 	a.Rooms = newRooms(a.db, a.sql, room, cfg.LaunchDelay, cfg.Scheduler)
 	a.Robots = &Robots{db: a.db, outbox: robot}
 	a.Wall = &GiftWall{db: a.db, sql: a.sql}

@@ -18,9 +18,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The RocketMQ SDK (linked in through config) starts a cache janitor
-	// from a package variable, before any test runs; it is not ours.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/patrickmn/go-cache.(*janitor).Run"))
+	// The RocketMQ SDK starts a cache janitor from a package variable,
+	// before any test runs, and its consumers' sleepers outlive Shutdown
+	// (testenv.LeakOptions); they are not ours.
+	goleak.VerifyTestMain(m, testenv.LeakOptions()...)
 }
 
 // backend is one database the tests run on.

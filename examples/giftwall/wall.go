@@ -3,7 +3,6 @@ package giftwall
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -30,7 +29,8 @@ type WallEntry struct {
 	LastReceivedAt         int64 // Unix milliseconds
 }
 
-// Apply is the projection handler: it adds one WalletGiftDebited event to
+// Apply is the projection handler: it adds one WalletGiftDebited event
+// (either payload form, see giftOf) to
 // the receiver's wall, inside the projector's transaction (which also
 // marks the event done, so it is applied exactly once). A payload that
 // cannot be read is permanent: the event goes dead instead of blocking.
@@ -38,18 +38,15 @@ func (g *GiftWall) Apply(ctx context.Context, tx *sql.Tx, ev herald.Event) error
 	if ev.Type != WalletGiftDebited {
 		return nil // not ours (a shared subject); done without changes
 	}
-	var p GiftDebited
-	if err := json.Unmarshal(ev.Payload, &p); err != nil {
-		return herald.Permanent(fmt.Errorf("event %s: payload: %w", ev.ID, err))
-	}
-	if p.Receiver == "" || p.GiftID == "" || p.Count < 1 {
-		return herald.Permanent(fmt.Errorf("event %s: payload lacks receiver, gift id or count", ev.ID))
+	p, err := giftOf(ev)
+	if err != nil {
+		return err
 	}
 	table := g.sql.prefix + "user_gift_wall"
 	q := g.sql.q("INSERT INTO {p}user_gift_wall (tenant, user_id, gift_id, total_count, last_received_at) VALUES (?, ?, ?, ?, ?)") +
 		g.sql.upsertAdd(table, "tenant, user_id, gift_id", "total_count") + ", last_received_at = " +
 		g.sql.greatest(g.lastCol(table), g.newCol("last_received_at"))
-	_, err := tx.ExecContext(ctx, q, ev.Tenant, p.Receiver, p.GiftID, p.Count, p.DebitedAt)
+	_, err = tx.ExecContext(ctx, q, ev.Tenant, p.Receiver, p.GiftID, p.Count, p.DebitedAt)
 	return err
 }
 

@@ -33,6 +33,8 @@ type Wallet struct {
 	db     *sql.DB
 	sql    dialect
 	outbox *herald.Outbox
+	// walletMessages: payloads are WalletMessage (Config.WalletMessages).
+	walletMessages bool
 }
 
 // GiftDebit is the command to pay for a gift.
@@ -226,11 +228,16 @@ func (w *Wallet) writeLedger(ctx context.Context, tx *sql.Tx, d GiftDebit, out D
 
 // enqueue writes WalletGiftDebited: keyed by sender (one sender's debits
 // stay in order), with the transaction and command ids as headers, which
-// become broker message headers.
+// become broker message headers (and, on RocketMQ with key_headers, message
+// keys). The payload is GiftDebited, or the seed system's WalletMessage.
 func (w *Wallet) enqueue(ctx context.Context, tx *sql.Tx, d GiftDebit, out Debit, deltas []Delta, now int64) error {
-	payload, err := json.Marshal(GiftDebited{TransactionID: out.TransactionID, CommandID: d.CommandID,
+	g := GiftDebited{TransactionID: out.TransactionID, CommandID: d.CommandID,
 		Sender: d.Sender, Receiver: d.Receiver, GiftID: d.GiftID, Count: d.Count, UnitPrice: d.UnitPrice,
-		AssetType: d.AssetType, Deltas: deltas, DebitedAt: now})
+		AssetType: d.AssetType, Deltas: deltas, DebitedAt: now}
+	payload, err := json.Marshal(g)
+	if w.walletMessages {
+		payload, err = walletMessage(d.Tenant, g)
+	}
 	if err != nil {
 		return err
 	}

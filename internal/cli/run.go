@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os/signal"
 	"sort"
+	"sync"
 	"syscall"
 	"time"
 
@@ -51,6 +52,10 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 	if err := rt.StartBrokers(ctx, log); err != nil {
 		return err
 	}
+	projections, err := rt.StartProjections(ctx, log, migrate)
+	if err != nil {
+		return err
+	}
 	a.announce(rt)
 	health := relay.NewHealth()
 	obs, stopAdmin, err := a.startAdmin(f, rt, health)
@@ -68,7 +73,19 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", config.ErrInvalid, err)
 	}
+	pctx, stopProjections := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, p := range projections {
+		a.say("projection %s running", p.Projector.Name())
+		wg.Go(func() {
+			if err := p.Projector.Run(pctx, p.Source); err != nil {
+				log.Error("projection stopped", "projection", p.Projector.Name(), "err", err)
+			}
+		})
+	}
 	err = r.Run(ctx)
+	stopProjections()
+	wg.Wait() // the projectors settle what they hold, then end
 	log.Info("herald stopped", slog.String("signal", fmt.Sprint(context.Cause(ctx))))
 	return err
 }

@@ -13,5 +13,16 @@ func LeakOptions() []goleak.Option {
 		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.2"),
 		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.3"),
 		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.(*rmqClient).Start.func1.4"),
+		// The consumers' statistics sleep before they look at shutdown;
+		// pulls in flight at Shutdown wait out their timeout (the client
+		// closes the connection under them without failing them), like a
+		// rebalance a broker's membership notice started.
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*pushConsumer).Start.func1.2"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func4"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func5"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*statsItemSet).init.func6"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*pushConsumer).pullMessage"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*defaultPullConsumer).pullMessage"),
+		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.GetOrNewRocketMQClient.func1"),
 	}
 }

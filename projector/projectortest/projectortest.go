@@ -14,12 +14,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/projector"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/mysql"
 	"github.com/heraldhq/herald/store/postgres"
@@ -218,4 +221,23 @@ func Eventually(tb testing.TB, within time.Duration, what string, cond func() bo
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// ChildProjector is a crash child's projector: projection "count" on the
+// counting model table model, ledger table, in the backend's database (the
+// SQLite file path). A child cannot fail a test, so a setup error exits
+// the process with status 98.
+func ChildProjector(backend, path, table, model string) *projector.Projector {
+	s, err := OpenBackend(context.Background(), backend, path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(98)
+	}
+	p, err := projector.New(projector.Config{Name: "count", Store: s, Table: table, Handler: ModelOn(s, model).Bump,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(98)
+	}
+	return p
 }

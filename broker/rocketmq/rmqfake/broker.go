@@ -14,8 +14,7 @@ const sysFlagCompressed = 1
 
 func (c *Cluster) serveBroker(req *Command) *Command {
 	switch req.Code {
-	case CodeHeartbeat:
-		c.heartbeat(req)
+	case CodeHeartbeat: // recorded by serveConn, which knows the connection
 		return response(req, ResSuccess, "")
 	case CodeUnregister:
 		c.unregister(req)

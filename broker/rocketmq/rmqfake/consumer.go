@@ -2,6 +2,8 @@ package rmqfake
 
 import (
 	"encoding/json"
+	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,13 +12,16 @@ import (
 
 // Consumer-side request codes served.
 const (
-	CodePullMessage      = 11
-	CodeQueryOffset      = 14
-	CodeUpdateOffset     = 15
-	CodeSearchOffsetTime = 29
-	CodeGetMaxOffset     = 30
-	CodeGetMinOffset     = 31
-	CodeGetConsumerList  = 38
+	CodePullMessage = 11
+	// CodeNotifyConsumerIDsChanged is sent by the broker (one-way) to a
+	// group's members when the group's membership changes.
+	CodeNotifyConsumerIDsChanged = 40
+	CodeQueryOffset              = 14
+	CodeUpdateOffset             = 15
+	CodeSearchOffsetTime         = 29
+	CodeGetMaxOffset             = 30
+	CodeGetMinOffset             = 31
+	CodeGetConsumerList          = 38
 )
 
 // Pull answers.
@@ -52,7 +57,7 @@ func (c *Cluster) serveConsumer(req *Command) (*Command, bool) {
 	case CodeGetMinOffset, CodeSearchOffsetTime:
 		return withOffset(req, 0), true
 	case CodeGetConsumerList:
-		body, _ := json.Marshal(map[string][]string{"consumerIdList": c.consumers(f["consumerGroup"])})
+		body, _ := json.Marshal(map[string][]string{"consumerIdList": c.Consumers(f["consumerGroup"])})
 		resp := response(req, ResSuccess, "")
 		resp.Body = body
 		return resp, true
@@ -96,8 +101,10 @@ func (s *store) maxOffset(topic string, queue int) int64 {
 	return int64(len(qs[queue]))
 }
 
-// heartbeat records the consumer groups a client belongs to.
-func (c *Cluster) heartbeat(req *Command) {
+// heartbeat records the consumer groups a client belongs to, on the
+// connection the heartbeat came by. A client new to a group makes the
+// group's other members rebalance (NOTIFY_CONSUMER_IDS_CHANGED).
+func (c *Cluster) heartbeat(conn net.Conn, req *Command) {
 	var hb struct {
 		ClientID  string `json:"clientID"`
 		Consumers []struct {
@@ -108,12 +115,73 @@ func (c *Cluster) heartbeat(req *Command) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	changed := map[string][]net.Conn{}
 	for _, cd := range hb.Consumers {
-		if c.groups[cd.GroupName] == nil {
-			c.groups[cd.GroupName] = map[string]bool{}
+		members := c.groups[cd.GroupName]
+		if members == nil {
+			members = map[string]net.Conn{}
+			c.groups[cd.GroupName] = members
 		}
-		c.groups[cd.GroupName][hb.ClientID] = true
+		if _, known := members[hb.ClientID]; !known {
+			changed[cd.GroupName] = otherConns(members, conn)
+		}
+		members[hb.ClientID] = conn
+	}
+	c.mu.Unlock()
+	c.notifyChanged(changed)
+}
+
+// forgetConn drops the group memberships whose heartbeats came by conn.
+// Unlike a broker it tells the remaining members nothing: the official
+// client's rebalance on a notice races with its own Shutdown (a data race
+// the race detector reports when members leave together), so they
+// rebalance at their next 20s round.
+func (c *Cluster) forgetConn(conn net.Conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, members := range c.groups {
+		for id, on := range members {
+			if on == conn {
+				delete(members, id)
+			}
+		}
+	}
+}
+
+// otherConns lists the distinct connections of members other than conn.
+func otherConns(members map[string]net.Conn, conn net.Conn) []net.Conn {
+	var out []net.Conn
+	for _, on := range members {
+		if on != conn && !slices.Contains(out, on) {
+			out = append(out, on)
+		}
+	}
+	return out
+}
+
+// notifyChanged sends NOTIFY_CONSUMER_IDS_CHANGED (one-way) to each
+// group's listed member connections, as a broker does when a group's
+// membership changes; the client rebalances at once instead of at its next
+// 20s round.
+func (c *Cluster) notifyChanged(changed map[string][]net.Conn) {
+	for group, conns := range changed {
+		for _, conn := range conns {
+			c.mu.Lock()
+			wmu := c.conns[conn]
+			c.mu.Unlock()
+			if wmu == nil {
+				continue // closed meanwhile
+			}
+			cmd := &Command{Code: CodeNotifyConsumerIDsChanged, Language: "JAVA", Flag: flagOneway,
+				Opaque: c.opaque.Add(1), ExtFields: map[string]string{"consumerGroup": group}}
+			frame, err := cmd.Encode()
+			if err != nil {
+				continue
+			}
+			wmu.Lock()
+			_, _ = conn.Write(frame)
+			wmu.Unlock()
+		}
 	}
 }
 
@@ -124,7 +192,9 @@ func (c *Cluster) unregister(req *Command) {
 	delete(c.groups[req.ExtFields["consumerGroup"]], req.ExtFields["clientID"])
 }
 
-func (c *Cluster) consumers(group string) []string {
+// Consumers lists the client ids of group's members, sorted: those whose
+// heartbeats came by a connection still open and that did not unregister.
+func (c *Cluster) Consumers(group string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]string, 0, len(c.groups[group]))

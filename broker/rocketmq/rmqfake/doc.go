@@ -31,7 +31,14 @@
 //     QUERY_CONSUMER_OFFSET (14, QUERY_NOT_FOUND when none) and
 //     UPDATE_CONSUMER_OFFSET (15); SEARCH_OFFSET_BY_TIMESTAMP (29, answers
 //     0), GET_MAX_OFFSET (30), GET_MIN_OFFSET (31);
-//     GET_CONSUMER_LIST_BY_GROUP (38) from heartbeats.
+//     GET_CONSUMER_LIST_BY_GROUP (38) from heartbeats. A group member
+//     belongs to the connection its heartbeats came by: when that
+//     connection closes (a killed process) the member is forgotten. A
+//     member joining makes the broker send NOTIFY_CONSUMER_IDS_CHANGED
+//     (40, one-way) to the group's other members, which rebalance at
+//     once; one leaving does not (the official client races a notice's
+//     rebalance with its own Shutdown), so the rest rebalance at their
+//     next 20s round.
 //
 // Every other code is answered REQUEST_CODE_NOT_SUPPORTED (3). Not served:
 // batch sends, CONSUMER_SEND_MSG_BACK (36: retry topics, so a consumer
@@ -43,8 +50,9 @@
 //
 // # Tests
 //
-// Messages returns what a topic holds (queue, offset, msg id, tags, keys,
-// properties, decompressed body). Faults: FailSends answers the next sends
+// Consumers lists a group's members. Messages returns what a topic holds
+// (queue, offset, msg id, tags, keys, properties, decompressed body).
+// Faults: FailSends answers the next sends
 // with a response code (SYSTEM_BUSY, FLUSH_DISK_TIMEOUT,
 // SLAVE_NOT_AVAILABLE, ...), DropSends closes the connection instead of
 // answering, Stall holds sends until released. Stop and Start close and

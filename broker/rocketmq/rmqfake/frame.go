@@ -45,6 +45,9 @@ type Command struct {
 	Body      []byte            `json:"-"`
 }
 
+// flagOneway is bit 1 of flag: a request that wants no response.
+const flagOneway = 2
+
 // IsResponse reports bit 0 of flag.
 func (c *Command) IsResponse() bool { return c.Flag&1 == 1 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,11 +34,12 @@ type Cluster struct {
 	nsAddr  string
 	brAddr  string
 	lns     []net.Listener
-	conns   map[net.Conn]struct{}
+	conns   map[net.Conn]*sync.Mutex // open connections and their write locks
+	opaque  atomic.Int32             // request ids of the broker's own requests
 	wg      sync.WaitGroup
 	running bool
-	done    chan struct{}              // closed by Stop: long polls return
-	groups  map[string]map[string]bool // consumer group -> client ids (heartbeats)
+	done    chan struct{}                  // closed by Stop: long polls return
+	groups  map[string]map[string]net.Conn // consumer group -> client id -> connection of its heartbeats
 }
 
 // New starts a cluster on loopback.
@@ -57,8 +59,8 @@ func New(opts Options) (*Cluster, error) {
 	if opts.BrokerAddr == "" {
 		opts.BrokerAddr = "127.0.0.1:0"
 	}
-	c := &Cluster{opts: opts, store: newStore(), conns: map[net.Conn]struct{}{},
-		groups: map[string]map[string]bool{}}
+	c := &Cluster{opts: opts, store: newStore(), conns: map[net.Conn]*sync.Mutex{},
+		groups: map[string]map[string]net.Conn{}}
 	c.fault.cond = sync.NewCond(&c.fault.mu)
 	c.nsAddr, c.brAddr = opts.NameServerAddr, opts.BrokerAddr
 	if err := c.Start(); err != nil {
@@ -147,17 +149,18 @@ func (c *Cluster) accept(ln net.Listener, h handler) {
 			conn.Close()
 			return
 		}
-		c.conns[conn] = struct{}{}
+		wmu := &sync.Mutex{}
+		c.conns[conn] = wmu
 		c.wg.Add(1)
 		c.mu.Unlock()
-		go c.serveConn(conn, h)
+		go c.serveConn(conn, wmu, h)
 	}
 }
 
 // serveConn answers requests in order; one slow request holds its
 // connection only (the client opens one connection per address but
 // multiplexes by opaque, so answers may be late, never out of frame).
-func (c *Cluster) serveConn(conn net.Conn, h handler) {
+func (c *Cluster) serveConn(conn net.Conn, wmu *sync.Mutex, h handler) {
 	defer c.wg.Done()
 	defer func() {
 		c.mu.Lock()
@@ -165,16 +168,22 @@ func (c *Cluster) serveConn(conn net.Conn, h handler) {
 		c.mu.Unlock()
 		conn.Close()
 	}()
-	var wmu sync.Mutex
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
 	for {
 		req, err := ReadCommand(conn)
 		if err != nil {
+			// A broker forgets the consumers of a closed channel (a
+			// killed process) at once, so the group rebalances without
+			// them.
+			c.forgetConn(conn)
 			return
 		}
 		if req.IsResponse() {
 			continue // the fake sends no requests, so nothing to match
+		}
+		if req.Code == CodeHeartbeat {
+			c.heartbeat(conn, req) // here: the membership belongs to the connection
 		}
 		inflight.Add(1)
 		go func() {

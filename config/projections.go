@@ -1,0 +1,113 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/projector"
+	"github.com/heraldhq/herald/projector/sqlproj"
+	"github.com/heraldhq/herald/store"
+)
+
+// validateProjections checks the `projections` entries without a
+// database: each entry (sqlproj.Projection.Validate), unique names, and a
+// source broker that exists and can feed a projection.
+func (f *File) validateProjections() []error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, p := range f.Projections {
+		path := fmt.Sprintf("projections[%d]", i)
+		if err := p.Validate(path); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if seen[p.Name] {
+			errs = append(errs, fmt.Errorf("%s.name: projection %q is defined twice", path, p.Name))
+		}
+		seen[p.Name] = true
+		if p.Source.Broker == "" {
+			continue
+		}
+		b := f.Brokers[p.Source.Broker]
+		switch {
+		case b == nil:
+			errs = append(errs, fmt.Errorf("%s.source.broker: no broker %q", path, p.Source.Broker))
+		case !canSubscribe(b):
+			errs = append(errs, fmt.Errorf("%s.source.broker: a %s broker cannot feed a projection yet (nats, kafka and rocketmq can, or an outbox table)",
+				path, b.Type))
+		}
+	}
+	return errs
+}
+
+// Projection is a configured projection ready to run: its projector and
+// its source.
+type Projection struct {
+	Projector *projector.Projector
+	Source    broker.Subscriber
+}
+
+// StartProjections prepares every configured projection's statements
+// against the store (a statement the database refuses is ErrInvalid with
+// its key path, so `herald run` exits 2), migrates the ledger tables when
+// migrate is on, and connects each source. Call it after StartBrokers
+// (NATS URLs); the sources are closed by Close.
+func (rt *Runtime) StartProjections(ctx context.Context, log *slog.Logger, migrate bool) ([]Projection, error) {
+	s, ok := rt.Store.(sqlproj.Store)
+	if !ok && len(rt.File.Projections) > 0 {
+		return nil, fmt.Errorf("%w: projections: the %s store keeps no projections", ErrInvalid, rt.File.Store.Driver)
+	}
+	var out []Projection
+	for i, p := range rt.File.Projections {
+		path := fmt.Sprintf("projections[%d]", i)
+		c, err := p.Prepare(ctx, s, path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		proj, err := c.Projector(log)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, path, err)
+		}
+		if migrate && *rt.File.Store.Migrate {
+			if err := proj.Migrate(ctx); err != nil {
+				return nil, fmt.Errorf("%s: migrate the ledger: %w", path, err)
+			}
+		}
+		src, err := rt.projectionSource(ctx, s, p)
+		if err != nil {
+			return nil, fmt.Errorf("%s.source: %w", path, err)
+		}
+		rt.closers = append(rt.closers, src.Close)
+		out = append(out, Projection{Projector: proj, Source: src})
+	}
+	return out, nil
+}
+
+// projectionSource connects a projection's source: an outbox scan, or a
+// subscriber on its broker (group = the projection's name by default).
+func (rt *Runtime) projectionSource(ctx context.Context, s store.ProjectionStore, p sqlproj.Projection) (broker.Subscriber, error) {
+	src := p.Source
+	if src.Outbox != "" {
+		return projector.NewOutboxSource(projector.OutboxConfig{Store: s, Projection: p.Name, ProjectionTable: p.Table,
+			Scope: store.Scope{Table: src.Outbox, IncludeTypes: p.IncludeTypes, ExcludeTypes: p.ExcludeTypes}})
+	}
+	group := src.Group
+	if group == "" {
+		group = p.Name
+	}
+	opener, ok := rt.File.Brokers[src.Broker].Config.(broker.SubscriberOpener)
+	if !ok {
+		return nil, errors.New("no subscriber for this broker type")
+	}
+	return opener.OpenSubscriber(ctx, broker.SubscribeRequest{Group: group, Destination: src.Destination,
+		IncludeTypes: p.IncludeTypes, ClientURL: rt.ClientURLs[src.Broker]})
+}
+
+// canSubscribe says whether b's driver can open a projection's subscriber.
+func canSubscribe(b *Broker) bool {
+	_, ok := b.Config.(broker.SubscriberOpener)
+	return ok
+}

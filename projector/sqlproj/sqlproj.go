@@ -1,0 +1,184 @@
+// Package sqlproj runs projections declared in the config file: a
+// projection names its source (a broker and destination, or an outbox
+// table), its event types and one or more SQL statements with named
+// parameters taken from the event, executed in the projector's ledger
+// transaction. It declares the `projections:` entries (YAML tags, defaults,
+// validation) so the config package needs no projection code of its own.
+//
+// A statement names event values as :event.id, :event.type,
+// :event.tenant, :event.key (the partition key), :event.topic,
+// :event.time_ms (Unix milliseconds), :header.NAME and :payload.PATH (a
+// dotted path into the JSON payload; array elements by index). A payload
+// number is passed as an int64 when integral, else a float64; an object
+// or array as its JSON text. A path the event lacks, or a statement that
+// fails, is the event's failure: retried, then dead with the reason, never
+// skipped.
+package sqlproj
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/projector"
+	"github.com/heraldhq/herald/store"
+)
+
+// Projection is one entry of `projections`.
+type Projection struct {
+	// Name is the projection's name in the ledger. Required.
+	Name string `yaml:"name"`
+	// Source is where the events come from. Required.
+	Source Source `yaml:"source"`
+	// IncludeTypes / ExcludeTypes filter event types (projector.Config).
+	IncludeTypes []string `yaml:"include_types"`
+	ExcludeTypes []string `yaml:"exclude_types"`
+	// Table is the ledger table. Defaults to herald_projection_events.
+	Table string `yaml:"table"`
+	// Statements run in order, in the ledger's transaction. At least one.
+	Statements []string `yaml:"statements"`
+	// Workers, MaxAttempts: as projector.Config (defaults 4 and 10).
+	Workers     int `yaml:"workers"`
+	MaxAttempts int `yaml:"max_attempts"`
+	// Retry spaces retries of a failing event. Defaults to 1s, max 1m.
+	Retry Retry `yaml:"retry"`
+}
+
+// Retry is a projection's `retry` section.
+type Retry struct {
+	Initial time.Duration `yaml:"initial"`
+	Max     time.Duration `yaml:"max"`
+}
+
+// Source is a projection's `source`: a broker subscription or an outbox
+// table of the store's database.
+type Source struct {
+	// Broker names a `brokers` entry; Destination is what to read there
+	// (the topic, stream, queue or subject the lane publishes to), and
+	// Group the consumer group or durable name (defaults to the
+	// projection's name).
+	Broker      string `yaml:"broker"`
+	Destination string `yaml:"destination"`
+	Group       string `yaml:"group"`
+	// Outbox names an outbox table instead of a broker.
+	Outbox string `yaml:"outbox"`
+}
+
+// Validate checks p without a database; path is its key path
+// ("projections[0]") for the errors.
+func (p Projection) Validate(path string) error {
+	switch {
+	case p.Name == "":
+		return fmt.Errorf("%s.name: required", path)
+	case (p.Source.Broker == "") == (p.Source.Outbox == ""):
+		return fmt.Errorf("%s.source: name a broker or an outbox table (one of them)", path)
+	case p.Source.Broker != "" && p.Source.Destination == "":
+		return fmt.Errorf("%s.source.destination: required with a broker", path)
+	case len(p.Statements) == 0:
+		return fmt.Errorf("%s.statements: at least one SQL statement is required", path)
+	case p.Workers < 0 || p.MaxAttempts < 0 || p.Retry.Initial < 0 || p.Retry.Max < 0:
+		return fmt.Errorf("%s: workers, max_attempts and retry must not be negative", path)
+	}
+	if p.Source.Outbox != "" {
+		if err := herald.ValidateIdentifier(p.Source.Outbox); err != nil {
+			return fmt.Errorf("%s.source.outbox: %v", path, err)
+		}
+	}
+	for i, s := range p.Statements {
+		if _, err := Compile(s, herald.SQLite); err != nil {
+			return fmt.Errorf("%s.statements[%d]: %v", path, i, err)
+		}
+	}
+	return p.validateNames(path)
+}
+
+// validateNames checks the name, the ledger table and the type filters as
+// the projector will.
+func (p Projection) validateNames(path string) error {
+	if len(p.Name) > 64 {
+		return fmt.Errorf("%s.name: %q is longer than 64 bytes", path, p.Name)
+	}
+	if p.Table != "" {
+		if err := herald.ValidateIdentifier(p.Table); err != nil {
+			return fmt.Errorf("%s.table: %v", path, err)
+		}
+	}
+	for key, types := range map[string][]string{"include_types": p.IncludeTypes, "exclude_types": p.ExcludeTypes} {
+		for i, t := range types {
+			if t == "" {
+				return fmt.Errorf("%s.%s[%d]: empty event type", path, key, i)
+			}
+		}
+	}
+	return nil
+}
+
+// Compiled is a projection ready to run on one store: its statements
+// checked against the database.
+type Compiled struct {
+	Projection
+	store Store
+	stmts []Statement
+}
+
+// Store is what a configured projection runs on: a store that also keeps
+// projections (every Herald store does).
+type Store interface {
+	store.Store
+	store.ProjectionStore
+}
+
+// Prepare compiles p's statements for s's dialect and prepares each one
+// against the database, which refuses SQL that does not parse or names a
+// missing table or column (SQLite, MySQL/MariaDB and PostgreSQL prepare
+// on the server). Errors name the statement's key path under path.
+func (p Projection) Prepare(ctx context.Context, s Store, path string) (*Compiled, error) {
+	c := &Compiled{Projection: p, store: s}
+	for i, q := range p.Statements {
+		st, err := Compile(q, s.Dialect())
+		if err == nil {
+			err = prepare(ctx, s.DB(), st.SQL)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s.statements[%d]: %w", path, i, err)
+		}
+		c.stmts = append(c.stmts, st)
+	}
+	return c, nil
+}
+
+// ErrPrepare wraps a statement the database refused to prepare.
+var ErrPrepare = errors.New("the database refused the statement")
+
+func prepare(ctx context.Context, db *sql.DB, q string) error {
+	ps, err := db.PrepareContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrPrepare, err)
+	}
+	return ps.Close()
+}
+
+// Handler runs the statements for one event in the ledger's transaction.
+func (c *Compiled) Handler(ctx context.Context, tx *sql.Tx, ev herald.Event) error {
+	for i, st := range c.stmts {
+		args, err := st.Args(ev)
+		if err == nil {
+			_, err = tx.ExecContext(ctx, st.SQL, args...)
+		}
+		if err != nil {
+			return fmt.Errorf("projection %s: statement %d: %w", c.Name, i, err)
+		}
+	}
+	return nil
+}
+
+// Projector returns the projector of c on the store it was prepared on.
+func (c *Compiled) Projector(log *slog.Logger) (*projector.Projector, error) {
+	return projector.New(projector.Config{Name: c.Name, Store: c.store, Table: c.Table, Handler: c.Handler,
+		IncludeTypes: c.IncludeTypes, ExcludeTypes: c.ExcludeTypes, Workers: c.Workers, MaxAttempts: c.MaxAttempts,
+		Backoff: projector.Backoff{Initial: c.Retry.Initial, Max: c.Retry.Max}, Logger: log})
+}
