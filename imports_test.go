@@ -103,9 +103,10 @@ func anyOf(fs ...func(string) bool) func(string) bool {
 }
 
 // adapter matches a database or broker adapter package (not the seams,
-// their conformance suites or the in-memory broker used in tests).
+// their conformance suites, the in-memory broker used in tests, or the
+// enqueue SQL that the root package imports).
 func adapter(p string) bool {
-	for _, seam := range []string{"store", "broker", "store/storetest", "broker/brokertest", "broker/memory"} {
+	for _, seam := range []string{"store", "broker", "store/storetest", "broker/brokertest", "broker/memory", "store/enqueuesql"} {
 		if p == seam {
 			return false
 		}

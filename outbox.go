@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+
+	"github.com/heraldhq/herald/store/enqueuesql"
 )
 
 // DefaultTable is the outbox table used when none is named.
@@ -66,14 +68,15 @@ func (o *Outbox) Enqueue(ctx context.Context, tx *sql.Tx, events ...Event) error
 	if err != nil {
 		return err
 	}
+	db := o.dialect.enqueueSQL()
 	for start := 0; start < len(rows); start += insertChunk {
 		end := min(start+insertChunk, len(rows))
-		query, args := o.dialect.insert(o.table, rows[start:end])
+		query, args := db.Insert(o.table, rows[start:end])
 		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
 			return fmt.Errorf("herald: enqueue into %s: %w", o.table, err)
 		}
 	}
-	if err := o.dialect.afterInsert(ctx, tx, o.table); err != nil {
+	if err := db.AfterInsert(ctx, tx, NotifyChannel(o.table)); err != nil {
 		return fmt.Errorf("herald: enqueue into %s: %w", o.table, err)
 	}
 	signalWakeup(o.table)
@@ -81,8 +84,8 @@ func (o *Outbox) Enqueue(ctx context.Context, tx *sql.Tx, events ...Event) error
 }
 
 // prepare validates events and turns them into rows ready to bind.
-func (o *Outbox) prepare(ctx context.Context, events []Event) ([]row, error) {
-	rows := make([]row, len(events))
+func (o *Outbox) prepare(ctx context.Context, events []Event) ([]enqueuesql.Row, error) {
+	rows := make([]enqueuesql.Row, len(events))
 	for i := range events {
 		ev := events[i]
 		if ev.ID == "" {
@@ -96,15 +99,10 @@ func (o *Outbox) prepare(ctx context.Context, events []Event) ([]row, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: event %q: headers: %v", ErrInvalidEvent, ev.ID, err)
 		}
-		rows[i] = row{event: ev, headers: string(headers)}
+		rows[i] = enqueuesql.Row{ID: ev.ID, Tenant: ev.Tenant, Topic: ev.Topic, Type: ev.Type,
+			PartitionKey: ev.PartitionKey, Headers: string(headers), Payload: ev.Payload, AvailableAt: ev.AvailableAt}
 	}
 	return rows, nil
-}
-
-// row is an event with its headers encoded, ready to insert.
-type row struct {
-	event   Event
-	headers string
 }
 
 func nonNilHeaders(h map[string]string) map[string]string {

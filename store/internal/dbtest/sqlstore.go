@@ -220,3 +220,30 @@ func CheckDocRows(t *testing.T, s store.Store, table, plainID string) {
 		t.Errorf("tenant app1 stats %+v, %v; want 1 pending", st, err)
 	}
 }
+
+// DetectAndEnqueue checks that herald.DetectDialect names s's database on a
+// transaction of its own, and that an Outbox of that dialect enqueues: the
+// path herald.Enqueue takes on a bare *sql.Tx from user code.
+func DetectAndEnqueue(t *testing.T, s store.Store) {
+	t.Helper()
+	table := Migrated(t, s, "herald_detect")
+	tx, err := s.DB().Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	d, err := herald.DetectDialect(context.Background(), tx)
+	if err != nil || d != s.Dialect() {
+		t.Fatalf("DetectDialect = %v, %v; want %v", d, err, s.Dialect())
+	}
+	ob, err := herald.NewOutbox(herald.OutboxConfig{Dialect: d, Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Enqueue(context.Background(), tx, herald.Event{Topic: "t", Type: "T"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}

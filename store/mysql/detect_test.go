@@ -1,0 +1,11 @@
+package mysql_test
+
+import (
+	"testing"
+
+	"github.com/heraldhq/herald/store/internal/dbtest"
+)
+
+// herald.Enqueue's dialect detection names this database, and its INSERT
+// (store/enqueuesql) runs here.
+func TestDetectAndEnqueue(t *testing.T) { dbtest.DetectAndEnqueue(t, openStore(t)) }
