@@ -67,7 +67,9 @@ func noQuorum(stream string, c *jetstream.ClusterInfo) error {
 	}
 	up := 1
 	for _, r := range c.Replicas {
-		if !r.Offline && r.Current {
+		// Offline, not Current: a follower catching up after a restart is
+		// not current for a while, yet counts for the quorum.
+		if !r.Offline {
 			up++
 		}
 	}

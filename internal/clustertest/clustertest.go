@@ -26,14 +26,22 @@ import (
 // Table is the outbox table of a Load.
 const Table = "outbox"
 
-// Events is how many events a cluster test relays: 50,000, or 10,000 under
+// Events is how many events a cluster test relays: 50,000, or 5,000 under
 // the race detector (which slows the pure-Go SQLite driver and the
-// in-process servers several times over).
+// in-process servers tenfold or more).
 func Events() int {
 	if testenv.RaceEnabled {
-		return 10_000
+		return 5_000
 	}
 	return 50_000
+}
+
+// Within scales a wait for the race detector: three times as long under it.
+func Within(d time.Duration) time.Duration {
+	if testenv.RaceEnabled {
+		return 3 * d
+	}
+	return d
 }
 
 // Load is an outbox full of counting events (projectortest.Event).
@@ -86,14 +94,20 @@ func enqueue(ctx context.Context, db *sql.DB, ob *herald.Outbox, evs []herald.Ev
 }
 
 // Lane is a lane of the load's table to pub, with retries that keep
-// trying through an election (a few seconds) without going dead.
+// trying through an election (a few seconds) without going dead. Under the
+// race detector batches are smaller and publishes get longer: a replicated
+// ack of 250 messages takes seconds there on a busy machine.
 func Lane(pub broker.Publisher, dest string, ordering relay.Ordering) relay.Lane {
-	return relay.Lane{
+	l := relay.Lane{
 		Name: "cluster", Table: Table, Publisher: pub, Destination: broker.MustParseTemplate(dest),
 		Ordering: ordering, Concurrency: 4, BatchSize: 250,
 		PollInterval: 50 * time.Millisecond, PublishTimeout: 3 * time.Second,
 		Retry: relay.Retry{Initial: 50 * time.Millisecond, Max: time.Second, MaxAttempts: 10},
 	}
+	if testenv.RaceEnabled {
+		l.Concurrency, l.BatchSize, l.PublishTimeout = 2, 100, 10*time.Second
+	}
+	return l
 }
 
 // Relay runs a relay over lanes until the test ends; the returned function
@@ -129,7 +143,8 @@ func (l *Load) Stats(t testing.TB) store.LaneStats {
 }
 
 // WaitDelivered waits until at least n rows are delivered, failing on a
-// dead row (none may go dead through a failover) or after within.
+// dead row (none may go dead through a failover) or after within (scaled
+// by Within).
 func (l *Load) WaitDelivered(t testing.TB, n int, within time.Duration) {
 	t.Helper()
 	var st store.LaneStats
@@ -138,7 +153,7 @@ func (l *Load) WaitDelivered(t testing.TB, n int, within time.Duration) {
 			t.Logf("outbox stats when the wait ended: %+v", st)
 		}
 	}()
-	testenv.WaitFor(t, within, 20*time.Millisecond, fmt.Sprintf("%d events delivered", n), func() bool {
+	testenv.WaitFor(t, Within(within), 20*time.Millisecond, fmt.Sprintf("%d events delivered", n), func() bool {
 		st = l.Stats(t)
 		if st.Dead > 0 {
 			t.Fatalf("%d events dead (stats %+v); none may die through a failover", st.Dead, st)
@@ -190,10 +205,11 @@ func ProjectorOn(t testing.TB, s projectortest.Store, table string, count *proje
 	return p
 }
 
-// WaitProjected waits until the model counts n events.
+// WaitProjected waits until the model counts n events, for at most
+// within (scaled by Within).
 func (m *Model) WaitProjected(t testing.TB, n int, within time.Duration) {
 	t.Helper()
-	testenv.WaitFor(t, within, 20*time.Millisecond, fmt.Sprintf("%d events projected", n), func() bool {
+	testenv.WaitFor(t, Within(within), 20*time.Millisecond, fmt.Sprintf("%d events projected", n), func() bool {
 		return m.Count.Total(t, m.Store.DB()) >= int64(n)
 	})
 }

@@ -49,6 +49,7 @@ func Run(t *testing.T, open Opener) {
 		{"Headers", headersTests},
 		{"Unselected", unselectedTests},
 		{"LaneState", laneStateTests},
+		{"Fair", fairTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
