@@ -46,7 +46,7 @@ func (e *env) insertPlain(rows ...plainRow) {
 
 // newServerEnv is newEnv on a fresh table of the PostgreSQL or MariaDB
 // test server (skipped when it is unreachable, failing under CI=true).
-func newServerEnv(t *testing.T, d herald.Dialect) *env {
+func newServerEnv(t testing.TB, d herald.Dialect) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -72,6 +72,12 @@ type Lane struct {
 	Table string `yaml:"table"`
 	// Tenant, when set, limits the lane to one tenant.
 	Tenant string `yaml:"tenant"`
+	// FairTenants shares each claimed batch between the named tenants that
+	// have claimable rows, so that one tenant's backlog does not hold up
+	// the others' events behind it (see fair.go). Off by default: a claim
+	// then takes the lane's oldest rows, whoever's. Needs a store that
+	// lists tenants (store.TenantLister) and a lane without Tenant.
+	FairTenants bool `yaml:"fair_tenants"`
 	// IncludeTypes, when not empty, limits the lane to these event types.
 	IncludeTypes []string `yaml:"include_types"`
 	// ExcludeTypes leaves these event types to other lanes.
@@ -224,6 +230,9 @@ func (c Config) validate() error {
 		if err := l.validate(); err != nil {
 			return err
 		}
+		if _, ok := c.Store.(store.TenantLister); l.FairTenants && !ok {
+			return fmt.Errorf("relay: lane %q: fair_tenants needs a store that lists tenants (MySQL/MariaDB, PostgreSQL, SQLite); %T does not", l.Name, c.Store)
+		}
 		if seen[l.Name] {
 			return fmt.Errorf("relay: lane %q is configured twice", l.Name)
 		}
@@ -241,6 +250,9 @@ func (l Lane) validate() error {
 	}
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("relay: lane %q: %w", l.Name, err)
+	}
+	if l.FairTenants && l.Tenant != "" {
+		return fmt.Errorf("relay: lane %q: fair_tenants shares batches between tenants, but the lane is limited to tenant %q", l.Name, l.Tenant)
 	}
 	if len(l.Destination.Render(herald.Event{})) == 0 && !l.Destination.HasPlaceholders() {
 		return fmt.Errorf("relay: lane %q: no destination", l.Name)

@@ -31,6 +31,8 @@ type worker struct {
 	health  *Health
 	// paused is set while an operator has paused the lane.
 	paused *atomic.Bool
+	// fair is what each tenant got in the last fair claim (fair.go).
+	fair fairShares
 }
 
 func newWorker(cfg Config, lane Lane, id string, wake <-chan struct{}, log *slog.Logger) *worker {
@@ -157,11 +159,11 @@ func (w *worker) claim(ctx context.Context, probe bool) (*claimed, error) {
 	if probe {
 		limit = 1
 	}
-	recs, err := w.store.Claim(ctx, store.ClaimParams{
+	recs, err := w.claimRows(ctx, store.ClaimParams{
 		Scope: w.lane.Scope(), Owner: w.id, Token: token, Lease: w.lane.Lease,
 		Limit: limit, Ordered: w.lane.Ordering == OrderingKey,
 		ParkOnDead: w.lane.OnDead == OnDeadPark, AsyncCommit: true,
-	})
+	}, probe)
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}

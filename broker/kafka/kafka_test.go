@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +19,12 @@ import (
 	"github.com/heraldhq/herald/broker/brokertest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if job := os.Getenv(memberEnv); job != "" {
+		runMember(job) // a group member process of TestClusterFailover
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // cluster is a kfake cluster on a fixed loopback port with its data in a
 // test directory, so it can be stopped and started with the same log.

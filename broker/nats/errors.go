@@ -40,7 +40,7 @@ func classifyAck(m broker.Message, err error) error {
 		// No responders: nothing listens on the subject, so nothing stored.
 		// The stream (or its server) is not there: the lane's state, not
 		// this event's fault.
-		return herald.Unavailable(fmt.Errorf("nats: event %s: no stream covers subject %q (no responders): create the stream or set create_stream: %w", id, subj, err))
+		return herald.Unavailable(fmt.Errorf("nats: event %s: no stream covers subject %q (no responders): create the stream or set create_stream, or, on a cluster, start the stream's replicas: %w", id, subj, err))
 	case errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum:
 		return herald.Permanent(fmt.Errorf("%w: nats: event %s: payload is %d bytes, over the stream's max_msg_size: %w",
 			herald.ErrPayloadTooLarge, id, len(m.Event.Payload), err))

@@ -88,6 +88,9 @@ type Config struct {
 	// Duplicates is the dedupe window of a stream CreateStream creates.
 	// Defaults to 2 minutes, the server's default.
 	Duplicates time.Duration
+	// Replicas is the number of copies of a stream CreateStream creates, on
+	// a cluster (3 survives the loss of one server). Defaults to 1.
+	Replicas int
 	// Source is the CloudEvents source. Defaults to broker.DefaultSource.
 	Source string
 	// CredsFile is a NATS credentials file (JWT and nkey seed), if any.

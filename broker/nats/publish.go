@@ -36,7 +36,9 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 		return results
 	}
 	futures := p.send(ctx, msgs, results)
-	p.await(ctx, msgs, futures, results)
+	if sent, answered := p.await(ctx, msgs, futures, results); sent && !answered {
+		p.leaderless(ctx, futures, results)
+	}
 	return results
 }
 
@@ -137,22 +139,25 @@ func headerSize(h natsgo.Header) int {
 }
 
 // await collects the acks in order until ctx ends; an ack still missing
-// then is ambiguous.
-func (p *Publisher) await(ctx context.Context, msgs []broker.Message, futures []jetstream.PubAckFuture, results []broker.Result) {
+// then is ambiguous. It reports whether any message was sent, and whether
+// the server answered any of them (an ack or a refusal).
+func (p *Publisher) await(ctx context.Context, msgs []broker.Message, futures []jetstream.PubAckFuture, results []broker.Result) (sent, answered bool) {
 	for i, f := range futures {
 		if f == nil {
 			continue
 		}
+		sent = true
 		select {
 		case ack := <-f.Ok():
-			results[i].Receipt = receipt(ack)
+			results[i].Receipt, answered = receipt(ack), true
 		case err := <-f.Err():
 			results[i].Err = classifyAck(msgs[i], err)
+			answered = answered || !errors.Is(err, jetstream.ErrAsyncPublishTimeout)
 		case <-ctx.Done():
 			// An ack may have come in together with the deadline.
 			select {
 			case ack := <-f.Ok():
-				results[i].Receipt = receipt(ack)
+				results[i].Receipt, answered = receipt(ack), true
 			default:
 				err := herald.Ambiguous(fmt.Errorf("nats: event %s on %s: no ack before the deadline: %w",
 					msgs[i].Event.ID, msgs[i].Destination, ctx.Err()))
@@ -164,6 +169,7 @@ func (p *Publisher) await(ctx context.Context, msgs []broker.Message, futures []
 			}
 		}
 	}
+	return sent, answered
 }
 
 func receipt(ack *jetstream.PubAck) herald.Receipt {

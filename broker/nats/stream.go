@@ -29,6 +29,7 @@ func (p *Publisher) ensureStream(ctx context.Context) error {
 			Subjects:   p.cfg.Subjects,
 			Storage:    jetstream.FileStorage,
 			Duplicates: p.cfg.Duplicates,
+			Replicas:   max(p.cfg.Replicas, 1),
 		})
 		if err != nil {
 			return fmt.Errorf("nats: create stream %s on subjects %v: %w", p.cfg.Stream, p.cfg.Subjects, err)

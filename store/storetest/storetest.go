@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 		{"Unselected", unselectedTests},
 		{"LaneState", laneStateTests},
 		{"Replay", replayTests},
+		{"Fair", fairTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,199 @@
+package kafka
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/heraldhq/herald/internal/clustertest"
+	"github.com/heraldhq/herald/projector/projectortest"
+	"github.com/heraldhq/herald/relay"
+)
+
+// threeBrokers is a kfake cluster of three brokers, one of which the test
+// can take down (its listener closed, its open connections cut on their
+// next request) and bring back on the same port.
+type threeBrokers struct {
+	t     *testing.T
+	c     *kfake.Cluster
+	addrs []string // by node id
+	down  atomic.Int32
+}
+
+func startThreeBrokers(t *testing.T, topic string, partitions int32) *threeBrokers {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.GroupMinSessionTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	// Three replicas (kfake's default for three brokers), two in sync
+	// before acks=all answers.
+	if err := c.CreateTopic(topic, partitions, map[string]string{"min.insync.replicas": "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if ti := c.TopicInfo(topic); ti == nil || ti.NumReplicas != 3 {
+		t.Fatalf("topic %s: %+v, want 3 replicas", topic, ti)
+	}
+	b := &threeBrokers{t: t, c: c, addrs: c.ListenAddrs()}
+	b.down.Store(-1)
+	c.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if node := c.CurrentNode(); node == b.down.Load() {
+			return nil, errors.New("broker down"), true // closes the connection
+		}
+		return nil, nil, false
+	})
+	return b
+}
+
+// stop takes node down: no new connections, and every request on an open
+// one closes it. Its partitions move to the other two.
+func (b *threeBrokers) stop(node int32) {
+	b.t.Helper()
+	b.down.Store(node)
+	if err := b.c.RemoveNode(node); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// start brings node back on its old port and hands it partitions again.
+func (b *threeBrokers) start(node int32) {
+	b.t.Helper()
+	_, p, err := net.SplitHostPort(b.addrs[node])
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(p)
+	if _, _, err := b.c.AddNode(node, port); err != nil {
+		b.t.Fatal(err)
+	}
+	b.down.Store(-1)
+	b.c.ShufflePartitionLeaders()
+}
+
+// TestClusterFailover relays clustertest.Events() events, ordered by key,
+// to a topic of 6 partitions with 3 replicas on 3 brokers (acks=all,
+// idempotent producer) while partition leaders move, and one broker is down
+// for a quarter of the run; three projector processes in one consumer
+// group consume meanwhile, and one is SIGKILLed mid-run. Every event must be
+// delivered (none dead), each key's events must sit in its partition in
+// commit order, and after the rebalance the read model must count every
+// event exactly once.
+func TestClusterFailover(t *testing.T) {
+	const topic, partitions = "events", 6
+	b := startThreeBrokers(t, topic, partitions)
+	n := clustertest.Events()
+	load := clustertest.NewLoad(t, n, 1000)
+	model := clustertest.NewModel(t)
+	job := memberJob{Brokers: b.addrs, Group: projectortest.Name("g"), Topic: topic,
+		Path: model.Path, Table: model.Table, Model: model.Count.Table}
+	var members []*member
+	for range 3 {
+		members = append(members, startMember(t, job))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := b.c.WaitGroupStable(ctx, job.Group, 3); err != nil {
+		t.Fatalf("group of 3 members: %v\n%s", err, members[0].out.String())
+	}
+
+	pub := newPublisher(t, Config{Brokers: b.addrs, ClientID: "herald-cluster"})
+	stopRelay := load.Relay(t, clustertest.Lane(pub, topic, relay.OrderingKey))
+	load.WaitDelivered(t, n/5, 60*time.Second)
+	t.Logf("moving partitions 0-2 at %d delivered", load.Stats(t).Delivered)
+	for p := range int32(3) {
+		if err := b.c.MoveTopicPartition(topic, p, (b.c.LeaderFor(topic, p)+1)%3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load.WaitDelivered(t, 2*n/5, 60*time.Second)
+	t.Logf("stopping broker 1 at %d delivered", load.Stats(t).Delivered)
+	b.stop(1)
+	model.WaitProjected(t, n/4, 60*time.Second)
+	t.Logf("SIGKILL group member 0 at %d projected", model.Count.Total(t, model.Store.DB()))
+	members[0].kill()
+	load.WaitDelivered(t, 2*n/3, 60*time.Second)
+	t.Logf("starting broker 1 again at %d delivered", load.Stats(t).Delivered)
+	b.start(1)
+
+	load.WaitDelivered(t, n, 90*time.Second)
+	stopRelay()
+	if st := load.Stats(t); st.Delivered != int64(n) || st.Dead != 0 {
+		t.Fatalf("outbox stats %+v, want %d delivered and none dead", st, n)
+	}
+	load.Retried(t)
+	checkTopicOrder(t, b.addrs, topic, load.Sent)
+	model.WaitProjected(t, n, 90*time.Second)
+	for _, m := range members[1:] {
+		m.terminate(t)
+	}
+	model.CheckExactlyOnce(t, load.Sent)
+}
+
+// checkTopicOrder reads the whole topic and checks that every event is
+// there, that each key lives on one partition, and that its sequence
+// numbers never go back there (a republish after a lost ack may repeat the
+// last one, never reorder).
+func checkTopicOrder(t *testing.T, addrs []string, topic string, sent map[string]int64) {
+	t.Helper()
+	var total int64
+	for _, k := range sent {
+		total += k
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ids := map[string]bool{}
+	last, part := map[string]int64{}, map[string]int32{}
+	bad := 0
+	for int64(len(ids)) < total && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			var p projectortest.Payload
+			if err := json.Unmarshal(r.Value, &p); err != nil {
+				t.Fatalf("record %d/%d: %v", r.Partition, r.Offset, err)
+			}
+			ids[header(r, "ce_id")] = true
+			if was, ok := part[p.Key]; ok && was != r.Partition && bad < 5 {
+				t.Errorf("key %s on partitions %d and %d", p.Key, was, r.Partition)
+				bad++
+			}
+			if p.Seq < last[p.Key] && bad < 5 {
+				t.Errorf("[key order] key %s: seq %d after %d in partition %d", p.Key, p.Seq, last[p.Key], r.Partition)
+				bad++
+			}
+			part[p.Key], last[p.Key] = r.Partition, max(last[p.Key], p.Seq)
+		})
+	}
+	if int64(len(ids)) != total {
+		t.Errorf("topic holds %d distinct events, want %d", len(ids), total)
+	}
+	for key, n := range sent {
+		if last[key] != n {
+			t.Errorf("key %s: last seq %d in the topic, want %d", key, last[key], n)
+		}
+	}
+}
+
+func header(r *kgo.Record, key string) string {
+	for _, h := range r.Headers {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
+}

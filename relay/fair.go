@@ -1,0 +1,92 @@
+package relay
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Fair lanes (Lane.FairTenants).
+//
+// A claim takes a lane's rows oldest first, so a tenant that committed a
+// large backlog fills every batch until its backlog is gone, and another
+// tenant's new event waits behind all of it: its latency becomes the
+// backlog's drain time. A fair lane first asks the store which named
+// tenants have claimable rows (store.TenantLister: an index dive per
+// tenant), and when there are two or more it claims each one's share of
+// the batch with a tenant-scoped claim under the batch's one fencing token:
+// an equal share each, a tenant that has fewer rows leaving the rest to
+// the tenants after it, which are taken in the order of what they got last
+// time (smallest first) so the big ones come last and take what is left.
+// Rows of the default tenant, and whatever the named tenants cannot fill,
+// come from one more claim of the whole lane. A tenant with ready rows so
+// waits at most one claim, whatever the others' backlogs.
+//
+// With one claimable tenant the claim is the plain one: the cost of
+// fairness for a lane that has only one tenant busy is the tenant query.
+
+// fairShares remembers, per tenant, how many rows the worker's last fair
+// claim got: the order in which the next claim serves them.
+type fairShares map[string]int
+
+// claimRows claims one batch: the plain claim, or for a fair lane (not
+// when probing the broker with one row) the tenants' shares.
+func (w *worker) claimRows(ctx context.Context, p store.ClaimParams, probe bool) ([]store.Record, error) {
+	lister, ok := w.store.(store.TenantLister)
+	if !w.lane.FairTenants || probe || !ok {
+		return w.store.Claim(ctx, p)
+	}
+	tenants, err := lister.ClaimableTenants(ctx, p.Scope, p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(tenants) < 2 {
+		return w.store.Claim(ctx, p)
+	}
+	if w.fair == nil {
+		w.fair = fairShares{}
+	}
+	last := w.fair
+	slices.SortStableFunc(tenants, func(a, b string) int { return cmp.Compare(last[a], last[b]) })
+	w.fair = fairShares{}
+	var recs []store.Record
+	for i, tenant := range tenants {
+		left := p.Limit - len(recs)
+		if left <= 0 {
+			break
+		}
+		tp := p
+		tp.Tenant, tp.Limit = tenant, max(1, left/(len(tenants)-i))
+		got, err := w.store.Claim(ctx, tp)
+		if err != nil {
+			return partial(recs, err)
+		}
+		w.fair[tenant] = len(got)
+		recs = append(recs, got...)
+	}
+	if left := p.Limit - len(recs); left > 0 {
+		rest := p
+		rest.Limit = left
+		got, err := w.store.Claim(ctx, rest)
+		if err != nil {
+			return partial(recs, err)
+		}
+		recs = append(recs, got...)
+	}
+	slices.SortFunc(recs, func(a, b store.Record) int { return cmp.Compare(a.ID, b.ID) })
+	return recs, nil
+}
+
+// partial is the outcome of a fair claim that failed after some tenants'
+// claims went through: their rows are held under the batch's token, so
+// they are published rather than left to their lease; the error shows on
+// the next claim if it persists.
+func partial(recs []store.Record, err error) ([]store.Record, error) {
+	if len(recs) == 0 {
+		return nil, err
+	}
+	slices.SortFunc(recs, func(a, b store.Record) int { return cmp.Compare(a.ID, b.ID) })
+	return recs, nil
+}

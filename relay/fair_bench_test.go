@@ -1,0 +1,46 @@
+package relay
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/heraldhq/herald"
+)
+
+// BenchmarkFairTenantsBigAlone measures what a fair lane costs a tenant
+// that is alone in the lane: rounds of a plain and a fair lane (alternated,
+// so that the machine's noise hits both) each draining a fresh backlog of
+// one tenant, on MariaDB and PostgreSQL. It reports both medians in
+// events/s and their ratio (fair/plain); b.N is not used, run it with
+// -benchtime=1x.
+func BenchmarkFairTenantsBigAlone(b *testing.B) {
+	const rounds, backlog = 5, 20_000
+	for _, d := range []herald.Dialect{herald.MySQL, herald.Postgres} {
+		b.Run(d.String(), func(b *testing.B) {
+			var plain, fair []float64
+			for range rounds {
+				for _, f := range []bool{false, true} {
+					e := newFairEnv(b, d)
+					e.enqueueBacklog("big", backlog)
+					r := measureFair(b, e, f, 0)
+					if f {
+						fair = append(fair, r.rate())
+					} else {
+						plain = append(plain, r.rate())
+					}
+				}
+			}
+			mp, mf := median(plain), median(fair)
+			b.ReportMetric(mp, "plain-events/s")
+			b.ReportMetric(mf, "fair-events/s")
+			b.ReportMetric(mf/mp, "fair/plain")
+			b.Logf("%s: plain %v, fair %v events/s", d, plain, fair)
+		})
+	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

@@ -1,0 +1,16 @@
+package store
+
+import "context"
+
+// TenantLister is an optional Store ability, needed by fair lanes (see
+// relay.Lane.FairTenants): the named tenants that have claimable rows in a
+// scope, so that a claim can share its batch between them instead of
+// taking the oldest rows of the lane, which a tenant with a large backlog
+// would fill every batch with.
+type TenantLister interface {
+	// ClaimableTenants returns, in name order, at most limit tenants other
+	// than the default ("") that have claimable rows in s (pending and due,
+	// or in flight with their lease run out), among the rows of s's type
+	// filters. s.Tenant must be empty. A plain read, no locks.
+	ClaimableTenants(ctx context.Context, s Scope, limit int) ([]string, error)
+}

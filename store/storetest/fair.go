@@ -1,0 +1,73 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+var fairTests = []test{
+	{"ClaimableTenants", testClaimableTenants},
+}
+
+// testClaimableTenants: a store that lists tenants for fair lanes
+// (store.TenantLister) names, in order, the named tenants with a claimable
+// row (pending and due, or in flight past its lease) among the scope's
+// types; not the default tenant, nor tenants whose rows are delayed, under
+// a live lease, delivered or dead.
+func testClaimableTenants(t *testing.T, h *harness) {
+	const rule = "ClaimableTenants names the tenants with claimable rows"
+	tl, ok := h.s.(store.TenantLister)
+	if !ok {
+		t.Skip("the store does not list tenants (no fair lanes)")
+	}
+	of := func(tenant, typ string, delay time.Duration) {
+		ev := event(typ)
+		ev.Tenant = tenant
+		if delay > 0 {
+			ev.AvailableAt = time.Now().Add(delay)
+		}
+		h.enqueue(ev)
+	}
+	of("a", "A", 0)
+	of("b", "A", time.Hour) // delayed
+	of("c", "A", 0)         // delivered below
+	of("d", "A", 0)         // in flight under a live lease
+	of("e", "A", 0)         // in flight, lease runs out
+	of("f", "B", 0)
+	of("", "A", 0) // the default tenant
+	w := newClaimer("w")
+	tenant := func(name string) store.Scope { return store.Scope{Tenant: name} }
+	h.complete(w, h.claimWith(w, store.ClaimParams{Scope: tenant("c")})...)
+	h.claimWith(w, store.ClaimParams{Scope: tenant("d"), Lease: time.Hour})
+	h.claimWith(w, store.ClaimParams{Scope: tenant("e"), Lease: 150 * time.Millisecond})
+
+	list := func(sc store.Scope, limit int) []string {
+		sc.Table = h.table
+		got, err := tl.ClaimableTenants(h.ctx, sc, limit)
+		if err != nil {
+			t.Fatalf("[%s] ClaimableTenants(%+v, %d): %v", rule, sc, limit, err)
+		}
+		return got
+	}
+	if got := list(store.Scope{}, 10); !slices.Equal(got, []string{"a", "f"}) {
+		errorf(t, rule, "before e's lease ran out: %q, want [a f]", got)
+	}
+	eventually(t, 5*time.Second, rule+" (an expired lease counts)", func() bool {
+		return slices.Equal(list(store.Scope{}, 10), []string{"a", "e", "f"})
+	})
+	if got := list(store.Scope{}, 1); !slices.Equal(got, []string{"a"}) {
+		errorf(t, rule, "limit 1: %q, want [a]", got)
+	}
+	if got := list(store.Scope{IncludeTypes: []string{"B"}}, 10); !slices.Equal(got, []string{"f"}) {
+		errorf(t, rule, "include B: %q, want [f]", got)
+	}
+	if got := list(store.Scope{ExcludeTypes: []string{"B"}}, 10); !slices.Equal(got, []string{"a", "e"}) {
+		errorf(t, rule, "exclude B: %q, want [a e]", got)
+	}
+	if _, err := tl.ClaimableTenants(h.ctx, store.Scope{Table: h.table, Tenant: "a"}, 10); err == nil {
+		errorf(t, rule, "a scope with a tenant was accepted")
+	}
+}
