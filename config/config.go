@@ -58,6 +58,8 @@ type Lane struct {
 	Retention      Retention `yaml:"retention"`
 	// MaxPayload is the largest payload the lane accepts; 0 takes the broker's limit.
 	MaxPayload int `yaml:"max_payload"`
+	// Source is relay.Lane.Source (poll or log), validated there.
+	Source string `yaml:"source"`
 }
 
 // Retry is a lane's `retry` section.

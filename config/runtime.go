@@ -132,7 +132,7 @@ func (l *Lane) relayLane(p broker.Publisher) relay.Lane {
 		PollInterval: l.PollInterval.D(), PublishTimeout: l.PublishTimeout.D(), Lease: l.Lease.D(),
 		Retry: relay.Retry{Initial: l.Retry.Initial.D(), Max: l.Retry.Max.D(),
 			MaxAttempts: l.Retry.MaxAttempts, Jitter: relay.Jitter(l.Retry.Jitter)},
-		DiscardAfter: l.DiscardAfter.D(),
+		DiscardAfter: l.DiscardAfter.D(), Source: relay.Source(l.Source),
 		Retention: relay.Retention{Delivered: l.Retention.Delivered.D(), Dead: l.Retention.Dead.D(),
 			Active: l.Retention.Active.D(), Interval: l.Retention.Interval.D(), BatchSize: l.Retention.BatchSize},
 	}

@@ -109,6 +109,12 @@ type Lane struct {
 	Retention Retention
 	// BeforePublish, when set, runs before each message is published.
 	BeforePublish BeforePublish
+	// Source is where the lane finds its events: SourcePoll (the default)
+	// claims rows; SourceLog reads the database's log and needs a store
+	// that is a store.LogReader (docs/loglanes.md). Its Concurrency
+	// workers then claim only the rows the log reader handed over
+	// (retries, delayed events).
+	Source Source `yaml:"source"`
 }
 
 // Config configures a Relay.
@@ -181,6 +187,9 @@ func (l Lane) withDefaults() Lane {
 	if l.OnDead == "" {
 		l.OnDead = OnDeadPark
 	}
+	if l.Source == "" {
+		l.Source = SourcePoll
+	}
 	if l.Concurrency <= 0 {
 		l.Concurrency = 1
 	}
@@ -218,6 +227,9 @@ func (c Config) validate() error {
 		if err := l.validate(); err != nil {
 			return err
 		}
+		if _, ok := c.Store.(store.LogReader); l.Source == SourceLog && !ok {
+			return fmt.Errorf("relay: lane %q: source log needs a database whose log Herald reads (PostgreSQL); this store has none", l.Name)
+		}
 		if seen[l.Name] {
 			return fmt.Errorf("relay: lane %q is configured twice", l.Name)
 		}
@@ -238,6 +250,8 @@ func (l Lane) validate() error {
 		return fmt.Errorf("relay: lane %q: on_dead %q is not park or skip", l.Name, l.OnDead)
 	case l.Lease <= l.PublishTimeout:
 		return fmt.Errorf("relay: lane %q: lease %s must be longer than publish_timeout %s", l.Name, l.Lease, l.PublishTimeout)
+	case l.Source != SourcePoll && l.Source != SourceLog:
+		return fmt.Errorf("relay: lane %q: source %q is not poll or log", l.Name, l.Source)
 	case l.Retry.Jitter != JitterFull && l.Retry.Jitter != JitterEqual && l.Retry.Jitter != JitterNone:
 		return fmt.Errorf("relay: lane %q: retry jitter %q is not full, equal or none", l.Name, l.Retry.Jitter)
 	}

@@ -1,0 +1,129 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
+)
+
+// HandOver writes failed (or parked) log events to their rows for the
+// lane's polling workers, in one transaction; events without a row (logical
+// messages) are inserted.
+func (s *Store) HandOver(ctx context.Context, table, lane string, fs []store.LogFailure) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	q, err := quote(table)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		for _, f := range fs {
+			if err := handOverOne(ctx, tx, q, LogOwner(lane), f); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func handOverOne(ctx context.Context, tx *sql.Tx, table, owner string, f store.LogFailure) error {
+	status, attempts, avail := "pending", "attempts", "available_at"
+	if f.Attempted {
+		attempts, avail = "attempts + 1", "now() + $4 * interval '1 microsecond'"
+	}
+	if f.Dead {
+		status, avail = "dead", "now()"
+	}
+	msg := sqlcommon.TrimError(f.Error)
+	if f.Record.ID == 0 {
+		return insertHandedOver(ctx, tx, table, owner, status, f, msg)
+	}
+	_, err := tx.ExecContext(ctx, "UPDATE "+table+" SET status = '"+status+"', lease_owner = $2, attempts = "+attempts+
+		", last_error = CASE WHEN $3 = '' THEN last_error ELSE $3 END, available_at = "+avail+" WHERE id = $1 AND status = 'pending'",
+		f.Record.ID, owner, msg, sqlcommon.Micros(f.RetryIn))
+	return err
+}
+
+// insertHandedOver gives a logical message a row of its own.
+func insertHandedOver(ctx context.Context, tx *sql.Tx, table, owner, status string, f store.LogFailure, msg string) error {
+	ev := f.Record.Event
+	headers := []byte("{}")
+	if len(ev.Headers) > 0 {
+		headers, _ = json.Marshal(ev.Headers) // a map of strings always encodes
+	}
+	attempts := 0
+	if f.Attempted {
+		attempts = 1
+	}
+	_, err := tx.ExecContext(ctx, "INSERT INTO "+table+` (event_id, tenant, topic, event_type, partition_key, headers, payload,
+  status, attempts, last_error, lease_owner, available_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now() + $12 * interval '1 microsecond') ON CONFLICT (event_id) DO NOTHING`,
+		ev.ID, ev.Tenant, ev.Topic, ev.Type, ev.PartitionKey, string(headers), ev.Payload, status, attempts, msg, owner,
+		sqlcommon.Micros(f.RetryIn))
+	return err
+}
+
+// MarkDelivered marks the reader's published rows delivered, in one
+// statement; rows already changed (handed over, deleted) are left alone.
+func (s *Store) MarkDelivered(ctx context.Context, table string, ds []store.Delivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	q, err := quote(table)
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(ds))
+	receipts := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i], receipts[i] = d.ID, d.Receipt.JSON()
+	}
+	// Asynchronous commit, as the polling lanes' marks (asyncCommit): a
+	// mark lost to a crash leaves the row pending, which only the status
+	// shows; the position, not the row, says what was published.
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SELECT set_config('synchronous_commit', 'off', true)"); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "UPDATE "+q+` t SET status = 'delivered', delivered_at = now(), available_at = now(), receipt = d.receipt
+FROM unnest($1::bigint[], $2::text[]) AS d(id, receipt) WHERE t.id = d.id AND t.status = 'pending' AND t.lease_owner = ''`, ids, receipts)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres store: marking %d log events delivered in %s: %w", len(ds), table, err)
+	}
+	return nil
+}
+
+// HandedOverKeys lists the keys of scope with unfinished handed-over rows.
+func (s *Store) HandedOverKeys(ctx context.Context, lane string, sc store.Scope, parkOnDead bool) ([][2]string, error) {
+	table, err := quote(sc.Table)
+	if err != nil {
+		return nil, err
+	}
+	statuses := []string{"pending", "in_flight"}
+	if parkOnDead {
+		statuses = append(statuses, "dead")
+	}
+	scope, args := sqlcommon.ScopeWhere(sc, "")
+	rows, err := s.db.QueryContext(ctx, sqlcommon.Rebind("SELECT DISTINCT tenant, partition_key FROM "+table+
+		" WHERE partition_key <> '' AND lease_owner <> '' AND status = ANY(?)"+scope), append([]any{statuses}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: handed-over keys of %s: %w", sc.Table, err)
+	}
+	defer rows.Close()
+	var keys [][2]string
+	for rows.Next() {
+		var k [2]string
+		if err := rows.Scan(&k[0], &k[1]); err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, rows.Err()
+}

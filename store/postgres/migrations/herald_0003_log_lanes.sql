@@ -1,0 +1,11 @@
+-- Log lanes (docs/loglanes.md): each lane's position in the database's log
+-- (the end LSN of the last settled transaction, as a number), its slot, and
+-- the lease that lets one reader at a time relay it.
+CREATE TABLE IF NOT EXISTS herald_log_lanes (
+  lane TEXT PRIMARY KEY,
+  slot TEXT NOT NULL,
+  position BIGINT NOT NULL DEFAULT 0,
+  owner TEXT NOT NULL DEFAULT '',
+  lease_until TIMESTAMPTZ NOT NULL DEFAULT now(),
+  updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
