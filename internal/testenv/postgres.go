@@ -7,6 +7,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -124,13 +125,18 @@ func (p *Postgres) Kill() {
 	if p.cmd == nil {
 		return
 	}
-	pgid := p.cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	pid := p.cmd.Process.Pid
+	// Backends leave the postmaster's process group (setsid), so they are
+	// found by parent and killed with it, as a machine crash would stop
+	// them; a server started while one lingers would refuse to run
+	// ("pre-existing shared memory block is still in use").
+	children := childPIDs(pid)
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	for _, c := range children {
+		_ = syscall.Kill(c, syscall.SIGKILL)
+	}
 	<-p.done
-	// The backends die with the postmaster but may outlive it by a moment,
-	// holding its shared memory: a server started meanwhile would refuse
-	// to run ("pre-existing shared memory block is still in use").
-	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); anyAlive(children) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	p.cmd = nil
@@ -157,4 +163,41 @@ func (p *Postgres) hasDB() bool {
 	out, err := p.command(filepath.Join(p.bin, "psql"), "-h", "127.0.0.1", "-p", strconv.Itoa(p.Port), "-U", "postgres",
 		"-Atc", "SELECT 1 FROM pg_database WHERE datname = 'herald'").Output()
 	return err == nil && len(out) > 0
+}
+
+// childPIDs lists the processes whose parent is pid (Linux /proc; none
+// elsewhere).
+func childPIDs(pid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces: read after ')'.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			if c, err := strconv.Atoi(filepath.Base(filepath.Dir(f))); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// anyAlive reports whether any of pids still runs (a zombie does not).
+func anyAlive(pids []int) bool {
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		if fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(fields) > 0 && fields[0] != "Z" {
+			return true
+		}
+	}
+	return false
 }

@@ -32,20 +32,22 @@ func (s *Store) HandOver(ctx context.Context, table, lane string, fs []store.Log
 }
 
 func handOverOne(ctx context.Context, tx *sql.Tx, table, owner string, f store.LogFailure) error {
-	status, attempts, avail := "pending", "attempts", "available_at"
-	if f.Attempted {
-		attempts, avail = "attempts + 1", "now() + $4 * interval '1 microsecond'"
-	}
+	status := "pending"
 	if f.Dead {
-		status, avail = "dead", "now()"
+		status = "dead"
 	}
 	msg := sqlcommon.TrimError(f.Error)
 	if f.Record.ID == 0 {
 		return insertHandedOver(ctx, tx, table, owner, status, f, msg)
 	}
-	_, err := tx.ExecContext(ctx, "UPDATE "+table+" SET status = '"+status+"', lease_owner = $2, attempts = "+attempts+
-		", last_error = CASE WHEN $3 = '' THEN last_error ELSE $3 END, available_at = "+avail+" WHERE id = $1 AND status = 'pending'",
-		f.Record.ID, owner, msg, sqlcommon.Micros(f.RetryIn))
+	// An attempted event counts the attempt and backs off; a parked or
+	// delayed one keeps its attempts and available_at; a dead one dies now
+	// (Kill's convention: available_at is the time of death).
+	_, err := tx.ExecContext(ctx, "UPDATE "+table+` SET status = $2, lease_owner = $3,
+  attempts = attempts + CASE WHEN $5 THEN 1 ELSE 0 END,
+  last_error = CASE WHEN $4 = '' THEN last_error ELSE $4 END,
+  available_at = CASE WHEN $2 = 'dead' THEN now() WHEN $5 THEN now() + $6 * interval '1 microsecond' ELSE available_at END
+WHERE id = $1 AND status = 'pending'`, f.Record.ID, status, owner, msg, f.Attempted, sqlcommon.Micros(f.RetryIn))
 	return err
 }
 
