@@ -43,7 +43,6 @@ type logReader struct {
 	lr    store.LogReader
 	w     *worker
 	owner string
-	marks chan<- []store.Delivery
 	// parked are the keys (tenant, key) with handed-over rows not finished,
 	// on ordered lanes: their later events are handed over too.
 	parked      map[[2]string]bool
@@ -52,8 +51,8 @@ type logReader struct {
 	reportedErr string
 }
 
-func newLogReader(lr store.LogReader, w *worker, marks chan<- []store.Delivery) *logReader {
-	return &logReader{lr: lr, w: w, marks: marks, parked: map[[2]string]bool{},
+func newLogReader(lr store.LogReader, w *worker) *logReader {
+	return &logReader{lr: lr, w: w, parked: map[[2]string]bool{},
 		owner: fmt.Sprintf("%s/%016x", w.id, rand.Uint64())}
 }
 
@@ -110,49 +109,57 @@ func (r *logReader) wait(ctx context.Context, d time.Duration) {
 	}
 }
 
-// relay reads, publishes and commits batches until ctx ends or the stream
-// fails. A batch is committed only when each of its events is delivered,
-// handed over or dead; a batch cut by shutdown is read again next time.
+// relay reads, publishes and settles batches until ctx ends or the stream
+// fails, while a recorder writes each settled batch's marks and position
+// (recorder.go). A batch is recorded only when each of its events is
+// delivered, handed over or dead; one cut by shutdown is read again next
+// time.
 func (r *logReader) relay(ctx context.Context, st store.LogStream) error {
 	lane := r.w.lane
 	if err := r.loadParked(ctx, true); err != nil {
 		return err
 	}
-	var end uint64
-	for ctx.Err() == nil {
+	sctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	rec := startRecorder(sctx, stop, st, r.w)
+	defer rec.close()
+	var sent uint64
+	for sctx.Err() == nil {
 		if r.w.paused.Load() {
-			r.wait(ctx, lane.PollInterval)
-			if err := commit(ctx, st, end); err != nil { // renews the lease
-				return err
-			}
+			r.wait(sctx, lane.PollInterval)
+			rec.send(sctx, recordReq{end: sent}) // renews the lease
 			continue
 		}
 		start := time.Now()
-		b, err := st.Next(ctx, lane.BatchSize, lane.PollInterval)
+		b, err := st.Next(sctx, lane.BatchSize, lane.PollInterval)
 		if err != nil {
-			return err
+			return streamErr(sctx, err)
 		}
 		r.w.health.storeOK()
-		stats := BatchStats{Lane: lane.Name, Worker: r.owner, Claimed: len(b.Records), Claim: time.Since(start)}
+		req := recordReq{end: b.End, stats: BatchStats{Lane: lane.Name, Worker: r.owner, Claimed: len(b.Records), Claim: time.Since(start)}}
 		if len(b.Records) > 0 {
-			if err := r.settle(ctx, b.Records, &stats); err != nil {
-				return err
+			if req.marks, err = r.settle(sctx, b.Records, &req.stats); err != nil {
+				return streamErr(sctx, err)
 			}
 		}
-		mstart := time.Now()
-		if err := commit(ctx, st, b.End); err != nil {
-			return err
+		if b.End > sent || len(b.Records) > 0 {
+			rec.send(sctx, req)
+			sent = b.End
 		}
-		end = b.End
-		if len(b.Records) > 0 {
-			stats.Mark = time.Since(mstart)
-			r.w.obs.BatchDone(stats)
-		}
-		if err := r.loadParked(ctx, false); err != nil {
-			return err
+		if err := r.loadParked(sctx, false); err != nil {
+			return streamErr(sctx, err)
 		}
 	}
-	return nil
+	return context.Cause(sctx)
+}
+
+// streamErr prefers the recorder's failure, which cancelled sctx, to the
+// context error it caused.
+func streamErr(sctx context.Context, err error) error {
+	if cause := context.Cause(sctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
 }
 
 // loadParked reads the parked keys from the table: at start, and at most
@@ -175,15 +182,7 @@ func (r *logReader) loadParked(ctx context.Context, force bool) error {
 	return nil
 }
 
-// commit records end even when shutdown has begun: the batch's events are
-// published, and not recording them would publish them again.
-func commit(ctx context.Context, st store.LogStream, end uint64) error {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateTimeout)
-	defer cancel()
-	return st.Commit(cctx, end)
-}
-
-// startLogLane starts a log lane's reader and marker (the lane's polling
+// startLogLane starts a log lane's reader (the lane's polling
 // workers, for handed-over rows, are started as for other lanes).
 func (r *Relay) startLogLane(ctx context.Context, lane Lane, log *slog.Logger, start func(func())) error {
 	lr := r.cfg.Store.(store.LogReader) // checked by New
@@ -192,12 +191,7 @@ func (r *Relay) startLogLane(ctx context.Context, lane Lane, log *slog.Logger, s
 	}
 	w := newWorker(r.cfg, lane, fmt.Sprintf("%s/%s-log", r.cfg.Node, lane.Name), nil, log)
 	w.breaker, w.paused = r.breakers[lane.Name], r.state.paused[lane.Name]
-	marks := make(chan []store.Delivery, markQueue)
-	reader := newLogReader(lr, w, marks)
-	start(func() {
-		defer close(marks)
-		reader.run(ctx)
-	})
-	start(func() { runMarker(ctx, lr, lane, w.log, marks) })
+	reader := newLogReader(lr, w)
+	start(func() { reader.run(ctx) })
 	return nil
 }

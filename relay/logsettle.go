@@ -12,9 +12,9 @@ import (
 
 // settle publishes recs until each is delivered, failed or handed over
 // (while the broker is down it waits for the breaker, keeping the batch),
-// then hands the failures over and queues the deliveries for marking. An
-// error (or ctx ending) means the batch must not be committed.
-func (r *logReader) settle(ctx context.Context, recs []store.Record, stats *BatchStats) error {
+// then hands the failures over and returns the deliveries to mark. An error
+// (or ctx ending) means the batch must not be recorded.
+func (r *logReader) settle(ctx context.Context, recs []store.Record, stats *BatchStats) ([]store.Delivery, error) {
 	b := newBatch(r.w, recs)
 	r.parkUpFront(b)
 	start := time.Now()
@@ -24,7 +24,7 @@ func (r *logReader) settle(ctx context.Context, recs []store.Record, stats *Batc
 			break
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		ok, probe, wait := r.w.breaker.admit()
 		if !ok {
@@ -83,9 +83,9 @@ func (r *logReader) parkBehindFailures(b *batch) {
 	}
 }
 
-// finish writes the batch's failures to their rows and queues the
-// deliveries for the marker.
-func (r *logReader) finish(ctx context.Context, b *batch, stats *BatchStats) error {
+// finish writes the batch's failures to their rows and returns the
+// deliveries to mark.
+func (r *logReader) finish(ctx context.Context, b *batch, stats *BatchStats) ([]store.Delivery, error) {
 	var fails []store.LogFailure
 	var marks []store.Delivery
 	for i := range b.items {
@@ -111,16 +111,9 @@ func (r *logReader) finish(ctx context.Context, b *batch, stats *BatchStats) err
 		}
 	}
 	if err := r.handOver(ctx, fails); err != nil {
-		return err
+		return nil, err
 	}
-	if len(marks) > 0 {
-		select {
-		case r.marks <- marks:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
+	return marks, nil
 }
 
 // failure is a failed event's hand-over: a retry after its backoff, or dead.
@@ -158,44 +151,3 @@ func (r *logReader) handOver(ctx context.Context, fails []store.LogFailure) erro
 	return fmt.Errorf("handing over %d failed events: %w", len(fails), err)
 }
 
-// logMarkMax bounds the rows one bulk mark statement updates.
-const logMarkMax = 10000
-
-// runMarker marks the reader's delivered rows in bulk until marks is
-// closed: off the hot path, so status, dead, the dashboard and retention see
-// the rows as on a polling lane. A mark that keeps failing is logged and
-// dropped (the rows stay pending; the position, not the row, says they were
-// published).
-func runMarker(ctx context.Context, lr store.LogReader, lane Lane, log *slog.Logger, marks <-chan []store.Delivery) {
-	for ds := range marks {
-		for len(ds) < logMarkMax {
-			more, ok := pollMarks(marks)
-			if !ok {
-				break
-			}
-			ds = append(ds, more...)
-		}
-		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
-		var err error
-		for try := 1; try <= markTries; try++ {
-			if err = lr.MarkDelivered(mctx, lane.Table, ds); err == nil {
-				break
-			}
-		}
-		cancel()
-		if err != nil {
-			log.Error("cannot mark log events delivered; their rows stay pending", slog.Int("rows", len(ds)),
-				slog.String("error", err.Error()))
-		}
-	}
-}
-
-// pollMarks takes what is waiting in marks without blocking.
-func pollMarks(marks <-chan []store.Delivery) ([]store.Delivery, bool) {
-	select {
-	case ds, ok := <-marks:
-		return ds, ok
-	default:
-		return nil, false
-	}
-}

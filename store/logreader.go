@@ -41,9 +41,6 @@ type LogReader interface {
 	// polling workers (ClaimParams.HandedOver): retried after f.RetryIn, or
 	// dead when dead is set. Events without a row (ID 0) get one.
 	HandOver(ctx context.Context, table, lane string, fs []LogFailure) error
-	// MarkDelivered marks rows delivered, in bulk, without a fence: the log
-	// lane's reader published them.
-	MarkDelivered(ctx context.Context, table string, ds []Delivery) error
 	// HandedOverKeys returns the partition keys (tenant, key) of scope that
 	// have handed-over rows not finished: pending or in flight, or dead
 	// when parkOnDead.
@@ -84,16 +81,22 @@ type LogBatch struct {
 	End uint64
 }
 
-// LogStream reads one lane's log. It is used by one goroutine.
+// LogStream reads one lane's log. Next and Close are used by one
+// goroutine; Record may run on another, beside Next, so that writing one
+// batch's position overlaps reading and publishing the next.
 type LogStream interface {
 	// Next returns the next batch: whole transactions, at least one event
 	// unless wait passed first (then an empty batch, which may still move
 	// End past transactions with no events of the lane), ending after the
-	// transaction that reaches limit events.
+	// transaction that reaches limit events. It also confirms to the
+	// database what Record recorded, and renews the lease while idle.
 	Next(ctx context.Context, limit int, wait time.Duration) (LogBatch, error)
-	// Commit records that everything up to end is settled: the position row
-	// (fenced by the lease, ErrLogLeaseLost if taken), then the slot.
-	Commit(ctx context.Context, end uint64) error
+	// Record marks the delivered rows and records that everything up to
+	// end is settled, in one transaction fenced by the lease
+	// (ErrLogLeaseLost if another reader took it): a position never passes
+	// rows left unmarked. Only then may the database's log be released up
+	// to end (Next does that).
+	Record(ctx context.Context, end uint64, delivered []Delivery) error
 	// Close ends the stream and gives up the lease.
 	Close() error
 }

@@ -162,13 +162,22 @@ func LogOwner(lane string) string { return "log:" + lane }
 
 // renewLease extends the lease and records pos, if the lease is still ours.
 func (s *Store) renewLease(ctx context.Context, p store.LogParams, pos uint64) error {
-	n, err := s.exec(ctx, `UPDATE herald_log_lanes SET position = GREATEST(position, $3), updated_at = now(),
+	return renewLeaseIn(ctx, s.db, p, pos)
+}
+
+// execer is a pool or a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+}
+
+func renewLeaseIn(ctx context.Context, db execer, p store.LogParams, pos uint64) error {
+	res, err := db.ExecContext(ctx, `UPDATE herald_log_lanes SET position = GREATEST(position, $3), updated_at = now(),
   lease_until = now() + $4 * interval '1 microsecond' WHERE lane = $1 AND owner = $2 AND lease_until >= now()`,
 		p.Lane, p.Owner, int64(pos), sqlcommon.Micros(p.Lease))
 	if err != nil {
 		return fmt.Errorf("postgres store: log lane %s: position: %w", p.Lane, err)
 	}
-	if n == 0 {
+	if n, _ := res.RowsAffected(); n == 0 {
 		return store.ErrLogLeaseLost
 	}
 	return nil

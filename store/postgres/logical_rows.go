@@ -70,36 +70,20 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now() + $12 * interval '1 
 	return err
 }
 
-// MarkDelivered marks the reader's published rows delivered, in one
+// markDelivered marks the reader's published rows delivered, in one
 // statement; rows already changed (handed over, deleted) are left alone.
-func (s *Store) MarkDelivered(ctx context.Context, table string, ds []store.Delivery) error {
+func markDelivered(ctx context.Context, tx *sql.Tx, table string, ds []store.Delivery) error {
 	if len(ds) == 0 {
 		return nil
-	}
-	q, err := quote(table)
-	if err != nil {
-		return err
 	}
 	ids := make([]int64, len(ds))
 	receipts := make([]string, len(ds))
 	for i, d := range ds {
 		ids[i], receipts[i] = d.ID, d.Receipt.JSON()
 	}
-	// Asynchronous commit, as the polling lanes' marks (asyncCommit): a
-	// mark lost to a crash leaves the row pending, which only the status
-	// shows; the position, not the row, says what was published.
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "SELECT set_config('synchronous_commit', 'off', true)"); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, "UPDATE "+q+` t SET status = 'delivered', delivered_at = now(), available_at = now(), receipt = d.receipt
+	_, err := tx.ExecContext(ctx, "UPDATE "+table+` t SET status = 'delivered', delivered_at = now(), available_at = now(), receipt = d.receipt
 FROM unnest($1::bigint[], $2::text[]) AS d(id, receipt) WHERE t.id = d.id AND t.status = 'pending' AND t.lease_owner = ''`, ids, receipts)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("postgres store: marking %d log events delivered in %s: %w", len(ds), table, err)
-	}
-	return nil
+	return err
 }
 
 // HandedOverKeys lists the keys of scope with unfinished handed-over rows.

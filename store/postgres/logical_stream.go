@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -32,6 +34,14 @@ type logStream struct {
 	confirmed  pglogrepl.LSN
 	lastStatus time.Time
 	lastRenew  time.Time
+	// recorded is the position Record last wrote (it runs on another
+	// goroutine); Next confirms it to the server.
+	recorded atomic.Uint64
+	// skipTo is the position the stream started at: transactions ending at
+	// or before it were settled before (the server may send them again).
+	skipTo pglogrepl.LSN
+	// readEnd is the End of the last batch Next returned.
+	readEnd pglogrepl.LSN
 	// inTx is set between a transaction's begin and commit; tx holds its
 	// events so far, kept across calls of Next.
 	inTx bool
@@ -65,6 +75,8 @@ func (st *logStream) open(ctx context.Context) error {
 	if err != nil {
 		return st.startError(err)
 	}
+	st.skipTo = st.confirmed
+	st.recorded.Store(uint64(st.confirmed))
 	st.dec = decoder{table: st.p.Table, prefix: MessagePrefix(st.p.Table), rels: map[uint32]*pglogrepl.RelationMessage{}}
 	st.lastStatus = time.Now()
 	return nil
@@ -126,7 +138,8 @@ const linger = time.Millisecond
 // (linger, once it has events). A transaction cut by the deadline stays
 // buffered for the next call.
 func (st *logStream) Next(ctx context.Context, limit int, wait time.Duration) (store.LogBatch, error) {
-	b := store.LogBatch{End: uint64(st.confirmed)}
+	b := store.LogBatch{End: uint64(max(st.readEnd, st.confirmed))}
+	defer func() { st.readEnd = max(st.readEnd, pglogrepl.LSN(b.End)) }()
 	deadline := time.Now().Add(wait)
 	for {
 		if err := st.keepAlive(ctx); err != nil {
@@ -214,7 +227,7 @@ func (st *logStream) decode(x pglogrepl.XLogData, b *store.LogBatch) (bool, erro
 		st.inTx, st.tx = true, st.tx[:0]
 	case *pglogrepl.CommitMessage:
 		st.inTx = false
-		if m.TransactionEndLSN <= st.confirmed {
+		if m.TransactionEndLSN <= st.skipTo {
 			return true, nil // settled before a restart: the server sent it again
 		}
 		b.Records = append(b.Records, st.tx...)
@@ -231,6 +244,10 @@ func (st *logStream) decode(x pglogrepl.XLogData, b *store.LogBatch) (bool, erro
 // keepAlive sends the server the confirmed position when it asked or
 // statusEvery passed, and renews the lease every lease/3.
 func (st *logStream) keepAlive(ctx context.Context) error {
+	if rec := pglogrepl.LSN(st.recorded.Load()); rec > st.confirmed {
+		st.confirmed, st.lastRenew = rec, time.Now() // Record renewed the lease
+		st.lastStatus = time.Time{}
+	}
 	if time.Since(st.lastRenew) > st.p.Lease/3 {
 		if err := st.s.renewLease(ctx, st.p, uint64(st.confirmed)); err != nil {
 			return err
@@ -244,19 +261,24 @@ func (st *logStream) keepAlive(ctx context.Context) error {
 	return pglogrepl.SendStandbyStatusUpdate(ctx, st.conn, pglogrepl.StandbyStatusUpdate{WALWritePosition: st.confirmed})
 }
 
-// Commit records end in herald_log_lanes (fenced by the lease), then
-// confirms it to the server, so the slot never passes what Herald recorded.
-func (st *logStream) Commit(ctx context.Context, end uint64) error {
-	if pglogrepl.LSN(end) <= st.confirmed {
-		return nil
-	}
-	if err := st.s.renewLease(ctx, st.p, end); err != nil {
+// Record marks ds delivered and records end in herald_log_lanes, fenced by
+// the lease, in one transaction; Next confirms end to the server after it.
+func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery) error {
+	err := st.s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := markDelivered(ctx, tx, st.table, ds); err != nil {
+			return fmt.Errorf("postgres store: marking %d log events delivered: %w", len(ds), err)
+		}
+		return renewLeaseIn(ctx, tx, st.p, end)
+	})
+	if err != nil {
 		return err
 	}
-	st.lastRenew = time.Now()
-	st.confirmed = pglogrepl.LSN(end)
-	st.lastStatus = time.Now()
-	return pglogrepl.SendStandbyStatusUpdate(ctx, st.conn, pglogrepl.StandbyStatusUpdate{WALWritePosition: st.confirmed})
+	for {
+		old := st.recorded.Load()
+		if end <= old || st.recorded.CompareAndSwap(old, end) {
+			return nil
+		}
+	}
 }
 
 // Close ends the replication connection and gives the lease up.

@@ -86,7 +86,7 @@ func read(t *testing.T, st store.LogStream, n int) []string {
 		for _, r := range b.Records {
 			ids = append(ids, r.Event.ID)
 		}
-		if err := st.Commit(context.Background(), b.End); err != nil {
+		if err := st.Record(context.Background(), b.End, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -204,9 +204,11 @@ func TestLogicalDroppedSlot(t *testing.T) {
 	e.insert("d1")
 	read(t, st, 1)
 	st.Close()
-	if _, err := e.db.Exec(`SELECT pg_drop_replication_slot($1)`, postgres.SlotName("dropped")); err != nil {
-		t.Fatal(err)
-	}
+	// The closed stream's WAL sender may hold the slot a moment longer.
+	testenv.WaitFor(t, 10*time.Second, 20*time.Millisecond, "the slot dropped", func() bool {
+		_, err := e.db.Exec(`SELECT pg_drop_replication_slot($1)`, postgres.SlotName("dropped"))
+		return err == nil
+	})
 	e.insert("d2") // written while the lane has no slot
 	_, err := e.s.OpenLog(context.Background(), e.params("dropped"))
 	if !errors.Is(err, store.ErrLogPositionLost) || !strings.Contains(err.Error(), postgres.SlotName("dropped")) {
