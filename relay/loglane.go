@@ -49,10 +49,13 @@ type logReader struct {
 	parkedAt    time.Time
 	standingBy  bool
 	reportedErr string
+	// recorded is kicked when a batch with deliveries is recorded: the
+	// marker's cue.
+	recorded chan struct{}
 }
 
 func newLogReader(lr store.LogReader, w *worker) *logReader {
-	return &logReader{lr: lr, w: w, parked: map[[2]string]bool{},
+	return &logReader{lr: lr, w: w, recorded: make(chan struct{}, 1), parked: map[[2]string]bool{},
 		owner: fmt.Sprintf("%s/%016x", w.id, rand.Uint64())}
 }
 
@@ -121,7 +124,7 @@ func (r *logReader) relay(ctx context.Context, st store.LogStream) error {
 	}
 	sctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	rec := startRecorder(sctx, stop, st, r.w)
+	rec := startRecorder(sctx, stop, st, r.w, r.recorded)
 	defer rec.close()
 	var sent uint64
 	for sctx.Err() == nil {
@@ -193,5 +196,6 @@ func (r *Relay) startLogLane(ctx context.Context, lane Lane, log *slog.Logger, s
 	w.breaker, w.paused = r.breakers[lane.Name], r.state.paused[lane.Name]
 	reader := newLogReader(lr, w)
 	start(func() { reader.run(ctx) })
+	start(func() { runMarker(ctx, lr, w, reader.recorded) })
 	return nil
 }

@@ -24,10 +24,12 @@ type recordReq struct {
 type recorder struct {
 	in   chan recordReq
 	done chan struct{}
+	// recorded is kicked after each write with deliveries (the marker's cue).
+	recorded chan<- struct{}
 }
 
-func startRecorder(ctx context.Context, fail context.CancelCauseFunc, st store.LogStream, w *worker) *recorder {
-	rc := &recorder{in: make(chan recordReq, markQueue), done: make(chan struct{})}
+func startRecorder(ctx context.Context, fail context.CancelCauseFunc, st store.LogStream, w *worker, recorded chan<- struct{}) *recorder {
+	rc := &recorder{in: make(chan recordReq, markQueue), done: make(chan struct{}), recorded: recorded}
 	go func() {
 		defer close(rc.done)
 		failed := false
@@ -79,6 +81,12 @@ func (rc *recorder) write(ctx context.Context, st store.LogStream, reqs []record
 		return err
 	}
 	took := time.Since(start)
+	if len(marks) > 0 {
+		select {
+		case rc.recorded <- struct{}{}:
+		default:
+		}
+	}
 	for _, r := range reqs {
 		if r.stats.Claimed > 0 {
 			r.stats.Mark = took
@@ -105,4 +113,35 @@ func (rc *recorder) send(ctx context.Context, req recordReq) {
 func (rc *recorder) close() {
 	close(rc.in)
 	<-rc.done
+}
+
+// logMarkBatches is how many journaled batches one ApplyMarks takes.
+const logMarkBatches = 8
+
+// runMarker applies the lane's journaled marks (LogReader.ApplyMarks) after
+// each recorded batch and every poll interval, until ctx ends: off the hot
+// path, so that status, dead, the dashboard and retention see delivered
+// rows as on a polling lane. Failures are logged once and retried.
+func runMarker(ctx context.Context, lr store.LogReader, w *worker, recorded <-chan struct{}) {
+	t := time.NewTicker(w.lane.PollInterval)
+	defer t.Stop()
+	failing := false
+	for {
+		for ctx.Err() == nil {
+			n, err := lr.ApplyMarks(ctx, w.lane.Table, w.lane.Name, logMarkBatches)
+			if err != nil && ctx.Err() == nil && !failing {
+				w.log.Warn("cannot mark log events delivered yet; retrying (they are published)", slog.String("error", err.Error()))
+			}
+			failing = err != nil
+			if err != nil || n < logMarkBatches {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-recorded:
+		case <-t.C:
+		}
+	}
 }

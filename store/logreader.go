@@ -41,6 +41,10 @@ type LogReader interface {
 	// polling workers (ClaimParams.HandedOver): retried after f.RetryIn, or
 	// dead when dead is set. Events without a row (ID 0) get one.
 	HandOver(ctx context.Context, table, lane string, fs []LogFailure) error
+	// ApplyMarks marks delivered the rows that Record journaled for the
+	// lane, up to limit batches, and returns how many batches it applied.
+	// Safe to run from several processes at once.
+	ApplyMarks(ctx context.Context, table, lane string, limit int) (int, error)
 	// HandedOverKeys returns the partition keys (tenant, key) of scope that
 	// have handed-over rows not finished: pending or in flight, or dead
 	// when parkOnDead.
@@ -91,11 +95,11 @@ type LogStream interface {
 	// transaction that reaches limit events. It also confirms to the
 	// database what Record recorded, and renews the lease while idle.
 	Next(ctx context.Context, limit int, wait time.Duration) (LogBatch, error)
-	// Record marks the delivered rows and records that everything up to
-	// end is settled, in one transaction fenced by the lease
-	// (ErrLogLeaseLost if another reader took it): a position never passes
-	// rows left unmarked. Only then may the database's log be released up
-	// to end (Next does that).
+	// Record journals the delivered rows (for LogReader.ApplyMarks) and
+	// records that everything up to end is settled, in one transaction
+	// fenced by the lease (ErrLogLeaseLost if another reader took it): a
+	// position never passes rows that will not be marked. Only then may the
+	// database's log be released up to end (Next does that).
 	Record(ctx context.Context, end uint64, delivered []Delivery) error
 	// Close ends the stream and gives up the lease.
 	Close() error

@@ -112,8 +112,8 @@ func (s *Store) OpenLog(ctx context.Context, p store.LogParams) (store.LogStream
 // takeLease makes the lane's row (first time) and takes its lease if it is
 // free, expired or ours; it returns the recorded position.
 func (s *Store) takeLease(ctx context.Context, p store.LogParams) (uint64, error) {
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO herald_log_lanes (lane, slot) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-		p.Lane, SlotName(p.Lane)); err != nil {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO herald_log_lanes (lane, slot, table_name) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+		p.Lane, SlotName(p.Lane), p.Table); err != nil {
 		return 0, fmt.Errorf("postgres store: log lane %s: %w", p.Lane, err)
 	}
 	var pos int64
@@ -187,4 +187,31 @@ func renewLeaseIn(ctx context.Context, db execer, p store.LogParams, pos uint64)
 func (s *Store) releaseLease(ctx context.Context, p store.LogParams) {
 	_, _ = s.db.ExecContext(ctx, `UPDATE herald_log_lanes SET owner = '', lease_until = now() WHERE lane = $1 AND owner = $2`,
 		p.Lane, p.Owner)
+}
+
+// dropLog removes what log lanes keep for table: its publication, and its
+// lanes' slots and positions (Drop).
+func (s *Store) dropLog(ctx context.Context, table string) error {
+	if _, err := s.db.ExecContext(ctx, "DROP PUBLICATION IF EXISTS "+PublicationName(table)); err != nil {
+		return err
+	}
+	var exists bool
+	if err := s.db.QueryRowContext(ctx, "SELECT to_regclass('herald_log_lanes') IS NOT NULL").Scan(&exists); err != nil || !exists {
+		return err
+	}
+	// A reader that just stopped may hold its slot a moment longer.
+	for try := 0; ; try++ {
+		_, err := s.db.ExecContext(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+WHERE slot_name IN (SELECT slot FROM herald_log_lanes WHERE table_name = $1)`, table)
+		var pe *pgconn.PgError
+		if err == nil || !errors.As(err, &pe) || pe.Code != "55006" || try == 100 {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, err := s.db.ExecContext(ctx, "DELETE FROM herald_log_lanes WHERE table_name = $1", table)
+	return err
 }

@@ -261,12 +261,13 @@ func (st *logStream) keepAlive(ctx context.Context) error {
 	return pglogrepl.SendStandbyStatusUpdate(ctx, st.conn, pglogrepl.StandbyStatusUpdate{WALWritePosition: st.confirmed})
 }
 
-// Record marks ds delivered and records end in herald_log_lanes, fenced by
-// the lease, in one transaction; Next confirms end to the server after it.
+// Record journals ds as delivered (ApplyMarks marks the rows) and records
+// end in herald_log_lanes, fenced by the lease, in one transaction; Next
+// confirms end to the server after it.
 func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery) error {
 	err := st.s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := markDelivered(ctx, tx, st.table, ds); err != nil {
-			return fmt.Errorf("postgres store: marking %d log events delivered: %w", len(ds), err)
+		if err := journalMarks(ctx, tx, st.p, ds); err != nil {
+			return fmt.Errorf("postgres store: journaling %d log events delivered: %w", len(ds), err)
 		}
 		return renewLeaseIn(ctx, tx, st.p, end)
 	})
