@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/relay"
 )
 
 // maxBatchSize bounds batch_size: a claim's rows are held in memory and
@@ -131,6 +132,7 @@ func (l *Lane) validate(brokers map[string]*Broker) []error {
 	}
 	add("ordering", oneOf(l.Ordering, "", "none", "key"))
 	add("on_dead", oneOf(l.OnDead, "", "park", "skip"))
+	add("source", relay.Source(l.Source).Validate())
 	add("retry.strategy", oneOf(l.Retry.Strategy, "exponential_backoff"))
 	add("retry.jitter", oneOf(l.Retry.Jitter, "", "full", "equal", "none"))
 	if l.Retry.Max > 0 && l.Retry.Max < l.Retry.Initial {

@@ -250,8 +250,8 @@ func (l Lane) validate() error {
 		return fmt.Errorf("relay: lane %q: on_dead %q is not park or skip", l.Name, l.OnDead)
 	case l.Lease <= l.PublishTimeout:
 		return fmt.Errorf("relay: lane %q: lease %s must be longer than publish_timeout %s", l.Name, l.Lease, l.PublishTimeout)
-	case l.Source != SourcePoll && l.Source != SourceLog:
-		return fmt.Errorf("relay: lane %q: source %q is not poll or log", l.Name, l.Source)
+	case l.Source.Validate() != nil:
+		return fmt.Errorf("relay: lane %q: source: %w", l.Name, l.Source.Validate())
 	case l.Retry.Jitter != JitterFull && l.Retry.Jitter != JitterEqual && l.Retry.Jitter != JitterNone:
 		return fmt.Errorf("relay: lane %q: retry jitter %q is not full, equal or none", l.Name, l.Retry.Jitter)
 	}

@@ -247,3 +247,31 @@ func TestLogicalRefusesWalLevelReplica(t *testing.T) {
 		t.Fatalf("CheckLog = %v, want ErrLogUnavailable naming wal_level", err)
 	}
 }
+
+// Rule: the logical message of docs/sql.md, run as written (table renamed),
+// is an event of the lane with the documented fields.
+func TestLogicalDocsMessage(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/sql.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	start := strings.Index(text, "### Events without a row (log lanes)")
+	block := text[start:]
+	block = block[strings.Index(block, "```sql\n")+len("```sql\n"):]
+	block = block[:strings.Index(block, "```")]
+	e := newLogicalEnv(t)
+	st := e.open("docs")
+	if _, err := e.db.Exec(strings.ReplaceAll(block, "herald:herald_outbox", postgres.MessagePrefix(e.table))); err != nil {
+		t.Fatalf("the documented statement: %v", err)
+	}
+	b, err := st.Next(context.Background(), 100, 10*time.Second)
+	if err != nil || len(b.Records) != 1 {
+		t.Fatalf("read %v, %v; want the documented event", b.Records, err)
+	}
+	ev := b.Records[0].Event
+	if ev.ID != "0190f5d2-6a7e-7c4e-9a1b-3f2d8e6c1a01" || ev.Topic != "wallet" || ev.Type != "WalletGiftDebited" ||
+		ev.PartitionKey != "user-42" || string(ev.Payload) != `{"gift_id": 7, "count": 1}` {
+		t.Fatalf("decoded %+v (payload %s)", ev, ev.Payload)
+	}
+}
