@@ -150,4 +150,3 @@ func (r *logReader) handOver(ctx context.Context, fails []store.LogFailure) erro
 	}
 	return fmt.Errorf("handing over %d failed events: %w", len(fails), err)
 }
-
