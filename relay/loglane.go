@@ -120,53 +120,94 @@ func (r *logReader) wait(ctx context.Context, d time.Duration) {
 	}
 }
 
-// relay reads, publishes and settles batches until ctx ends or the stream
-// fails, while a recorder writes each settled batch's marks and position
-// (recorder.go). A batch is recorded only when each of its events is
-// delivered, handed over or dead; one cut by shutdown is read again next
-// time.
+// relay runs three stages until ctx ends or one fails: a fetcher reads
+// batches from the stream, this goroutine publishes and settles them in
+// order, and a recorder writes each settled batch's marks and position
+// (recorder.go); so reading, publishing and recording overlap. A batch is
+// recorded only when each of its events is delivered, handed over or dead;
+// one cut by shutdown is read again next time.
 func (r *logReader) relay(ctx context.Context, st store.LogStream) error {
-	lane := r.w.lane
 	if err := r.loadParked(ctx, true); err != nil {
 		return err
 	}
 	sctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
 	rec := startRecorder(sctx, stop, st, r.w, r.recorded)
-	defer rec.close()
-	var sent uint64
-	for sctx.Err() == nil {
+	batches := make(chan fetched, 1)
+	go r.fetch(sctx, stop, st, batches)
+	err := r.settleAll(sctx, batches, rec)
+	stop(err)
+	for range batches { // the fetcher is done with the stream once it closes batches
+	}
+	rec.close()
+	return streamErr(sctx, err)
+}
+
+// fetched is a batch read from the stream and how long the read took.
+type fetched struct {
+	b    store.LogBatch
+	took time.Duration
+}
+
+// fetch reads batches into out until ctx ends or the stream fails (which
+// stops the others through fail). While the lane is paused it reads
+// nothing and only renews the lease.
+func (r *logReader) fetch(ctx context.Context, fail context.CancelCauseFunc, st store.LogStream, out chan<- fetched) {
+	defer close(out)
+	lane := r.w.lane
+	for ctx.Err() == nil {
 		if r.w.paused.Load() {
-			r.wait(sctx, lane.PollInterval)
-			rec.send(sctx, recordReq{end: sent}) // renews the lease
+			r.wait(ctx, lane.PollInterval)
+			if err := st.Record(ctx, 0, nil); err != nil && ctx.Err() == nil {
+				fail(err)
+			}
 			continue
 		}
 		start := time.Now()
-		b, err := st.Next(sctx, lane.BatchSize, lane.PollInterval)
+		b, err := st.Next(ctx, lane.BatchSize, lane.PollInterval)
 		if err != nil {
-			return streamErr(sctx, err)
+			fail(err)
+			return
 		}
 		r.w.health.storeOK()
-		req := recordReq{end: b.End, stats: BatchStats{Lane: lane.Name, Worker: r.owner, Claimed: len(b.Records), Claim: time.Since(start)}}
+		select {
+		case out <- fetched{b: b, took: time.Since(start)}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// settleAll publishes and settles the fetched batches in order and hands
+// them to the recorder.
+func (r *logReader) settleAll(ctx context.Context, batches <-chan fetched, rec *recorder) error {
+	lane := r.w.lane
+	var sent uint64
+	for f := range batches {
+		b := f.b
+		req := recordReq{end: b.End, stats: BatchStats{Lane: lane.Name, Worker: r.owner, Claimed: len(b.Records), Claim: f.took}}
 		if len(b.Records) > 0 {
-			if req.marks, err = r.settle(sctx, b.Records, &req.stats); err != nil {
-				return streamErr(sctx, err)
+			var err error
+			if req.marks, err = r.settle(ctx, b.Records, &req.stats); err != nil {
+				return err
 			}
 		}
 		if b.End > sent || len(b.Records) > 0 {
-			rec.send(sctx, req)
+			rec.send(ctx, req)
 			sent = b.End
 		}
-		if err := r.loadParked(sctx, false); err != nil {
-			return streamErr(sctx, err)
+		if err := r.loadParked(ctx, false); err != nil {
+			return err
 		}
 	}
-	return context.Cause(sctx)
+	return nil
 }
 
 // streamErr prefers the recorder's failure, which cancelled sctx, to the
 // context error it caused.
 func streamErr(sctx context.Context, err error) error {
+	if err == nil {
+		err = sctx.Err()
+	}
 	if cause := context.Cause(sctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause
 	}
