@@ -78,6 +78,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		"unknown broker type":   {"brokers:\n  b: {type: carrier_pigeon}\nlanes: [{name: a, destination: x}]\n", `broker type "carrier_pigeon"`},
 		"unknown strategy":      {base + "lanes: [{name: a, destination: x, retry: {strategy: linear}}]\n", "retry.strategy"},
 		"bad duration":          {base + "lanes: [{name: a, destination: x, poll_interval: soon}]\n", `"soon" is not a duration`},
+		"bad source":            {base + "lanes: [{name: a, destination: x, source: binlog}]\n", `.source: "binlog" is not poll or log`},
 		"bad identifier":        {base + "lanes: [{name: a, destination: x, table: \"t; DROP TABLE x\"}]\n", "table:"},
 		"unknown broker":        {base + "lanes: [{name: a, destination: x, broker: nope}]\n", `broker: unknown broker "nope"`},
 		"bad template":          {base + "lanes: [{name: a, destination: \"x.{colour}\"}]\n", "unknown placeholder {colour}"},

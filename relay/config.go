@@ -120,6 +120,12 @@ type Lane struct {
 	Retention Retention `yaml:"retention"`
 	// BeforePublish, when set, runs before each message is published.
 	BeforePublish BeforePublish `yaml:"-"`
+	// Source is where the lane finds its events: SourcePoll (the default)
+	// claims rows; SourceLog reads the database's log and needs a store
+	// that is a store.LogReader (docs/loglanes.md). Its Concurrency
+	// workers then claim only the rows the log reader handed over
+	// (retries, delayed events).
+	Source Source `yaml:"source"`
 }
 
 // Config configures a Relay.
@@ -193,6 +199,9 @@ func (l Lane) WithDefaults() Lane {
 	if l.OnDead == "" {
 		l.OnDead = OnDeadPark
 	}
+	if l.Source == "" {
+		l.Source = SourcePoll
+	}
 	if l.Concurrency <= 0 {
 		l.Concurrency = 1
 	}
@@ -232,6 +241,9 @@ func (c Config) validate() error {
 		}
 		if _, ok := c.Store.(store.TenantLister); l.FairTenants && !ok {
 			return fmt.Errorf("relay: lane %q: fair_tenants needs a store that lists tenants (MySQL/MariaDB, PostgreSQL, SQLite); %T does not", l.Name, c.Store)
+		}
+		if _, ok := c.Store.(store.LogReader); l.Source == SourceLog && !ok {
+			return fmt.Errorf("relay: lane %q: source log needs a database whose log Herald reads (PostgreSQL); this store has none", l.Name)
 		}
 		if seen[l.Name] {
 			return fmt.Errorf("relay: lane %q is configured twice", l.Name)

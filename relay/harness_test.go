@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -119,7 +120,11 @@ func (e *env) startWith(cfg Config) *running {
 func (e *env) run(r *running, cfg Config) *running {
 	cfg.Store, cfg.Node = e.store, "test"
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		var out io.Writer = io.Discard
+		if os.Getenv("HERALD_TEST_LOG") != "" {
+			out = os.Stderr // to see a failing test's relay
+		}
+		cfg.Logger = slog.New(slog.NewTextHandler(out, nil))
 	}
 	rl, err := New(cfg)
 	if err != nil {

@@ -44,16 +44,26 @@ func (r *Relay) Run(ctx context.Context) error {
 	for _, b := range r.breakers {
 		r.state.report(b.status())
 	}
+	// A lane that cannot start stops the lanes started before it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	for _, lane := range r.cfg.Lanes {
-		wake, stop, err := subscribeWakeups(ctx, r.cfg.Store, lane.Table)
+		log := r.cfg.Logger.With(slog.String("lane", lane.Name), slog.String("node", r.cfg.Node))
+		wakeups, stop, err := r.startLane(ctx, lane, log, wg.Go)
 		if err != nil {
-			return fmt.Errorf("relay: lane %q: wakeups: %w", lane.Name, err)
+			cancel()
+			wg.Wait()
+			return err
 		}
 		defer stop()
-		log := r.cfg.Logger.With(slog.String("lane", lane.Name), slog.String("node", r.cfg.Node))
 		for i := 1; i <= lane.Concurrency; i++ {
-			w := newWorker(r.cfg, lane, fmt.Sprintf("%s/%s-%02d", r.cfg.Node, lane.Name, i), wake.subscribe(), log)
+			w := newWorker(r.cfg, lane, fmt.Sprintf("%s/%s-%02d", r.cfg.Node, lane.Name, i), wakeups.subscribe(), log)
 			w.breaker, w.paused = r.breakers[lane.Name], r.state.paused[lane.Name]
+			if lane.Source == SourceLog {
+				// Its handed-over rows are few: polled, not woken by
+				// every commit of the table.
+				w.notified = false
+			}
 			wg.Go(func() { w.run(ctx) })
 		}
 		if lane.Retention.enabled() {
@@ -61,11 +71,24 @@ func (r *Relay) Run(ctx context.Context) error {
 			wg.Go(func() { m.run(ctx) })
 		}
 		log.Info("lane started", slog.String("table", lane.Table), slog.Int("workers", lane.Concurrency),
-			slog.String("ordering", string(lane.Ordering)))
+			slog.String("ordering", string(lane.Ordering)), slog.String("source", string(lane.Source)))
 	}
 	wg.Go(func() { r.state.run(ctx) })
 	wg.Go(func() { pingAtStart(ctx, r.breakers) })
 	wg.Wait()
 	r.cfg.Logger.Info("relay stopped", slog.String("node", r.cfg.Node))
 	return nil
+}
+
+// startLane subscribes a polling lane to its table's wakeups, or starts a
+// log lane's reader (whose polling workers get no wakeups).
+func (r *Relay) startLane(ctx context.Context, lane Lane, log *slog.Logger, start func(func())) (*fanout, func(), error) {
+	if lane.Source == SourceLog {
+		return &fanout{}, func() {}, r.startLogLane(ctx, lane, log, start)
+	}
+	wake, stop, err := subscribeWakeups(ctx, r.cfg.Store, lane.Table)
+	if err != nil {
+		return nil, nil, fmt.Errorf("relay: lane %q: wakeups: %w", lane.Name, err)
+	}
+	return wake, stop, nil
 }

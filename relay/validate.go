@@ -32,6 +32,7 @@ func (l Lane) Validate() error {
 	add("table", herald.ValidateIdentifier(d.Table))
 	add("ordering", oneOf(string(l.Ordering), "", string(OrderingNone), string(OrderingKey)))
 	add("on_dead", oneOf(string(l.OnDead), "", string(OnDeadPark), string(OnDeadSkip)))
+	add("source", l.Source.Validate())
 	add("retry.strategy", oneOf(l.Retry.Strategy, "", StrategyExponential))
 	add("retry.jitter", oneOf(string(l.Retry.Jitter), "", string(JitterFull), string(JitterEqual), string(JitterNone)))
 	if l.Retry.Max > 0 && l.Retry.Max < l.Retry.Initial {

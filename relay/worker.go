@@ -162,7 +162,7 @@ func (w *worker) claim(ctx context.Context, probe bool) (*claimed, error) {
 	recs, err := w.claimRows(ctx, store.ClaimParams{
 		Scope: w.lane.Scope(), Owner: w.id, Token: token, Lease: w.lane.Lease,
 		Limit: limit, Ordered: w.lane.Ordering == OrderingKey,
-		ParkOnDead: w.lane.OnDead == OnDeadPark, AsyncCommit: true,
+		ParkOnDead: w.lane.OnDead == OnDeadPark, AsyncCommit: true, HandedOver: w.lane.Source == SourceLog,
 	}, probe)
 	if err != nil || len(recs) == 0 {
 		return nil, err

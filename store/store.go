@@ -59,6 +59,10 @@ type ClaimParams struct {
 	// commit; if the commit fails, the marks find the rows lost and the rows
 	// are published again, as after any lost lease.
 	AsyncCommit bool
+	// HandedOver limits the claim to rows a log lane's reader handed over
+	// (a non-empty lease_owner): its retries, parked keys and delayed
+	// events. Only stores that are a LogReader honour it.
+	HandedOver bool
 }
 
 // Record is one outbox row as claimed or read.

@@ -31,6 +31,10 @@ type Setup struct {
 	Destination broker.Template
 	// Table defaults to Table.
 	Table string
+	// Source is the bench lane's (relay.SourcePoll by default). A log
+	// lane's slot is made before the events are enqueued, so that the
+	// drain reads them from the log (warmUpLog).
+	Source relay.Source
 }
 
 func (s Setup) table() string {
@@ -100,7 +104,8 @@ func (s Setup) prepare(ctx context.Context) error {
 // lane returns the bench lane for publisher p.
 func (s Setup) lane(p broker.Publisher, batch, workers int) relay.Lane {
 	return relay.Lane{Name: "bench", Table: s.table(), Publisher: p, Destination: s.Destination,
-		BatchSize: batch, Concurrency: workers, PublishTimeout: 10 * time.Second, PollInterval: time.Second}
+		BatchSize: batch, Concurrency: workers, PublishTimeout: 10 * time.Second, PollInterval: time.Second,
+		Source: s.Source}
 }
 
 // startRelay runs a relay over lane until the returned stop is called.

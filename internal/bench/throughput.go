@@ -2,11 +2,13 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/relay"
 )
 
 // ThroughputParams shapes one throughput measurement.
@@ -70,6 +72,9 @@ func (s Setup) relayOnce(ctx context.Context, pub broker.Publisher, p Throughput
 	if err != nil {
 		return 0, 0, Steps{}, err
 	}
+	if err := s.warmUpLog(ctx, ob, pub, p); err != nil {
+		return 0, 0, Steps{}, err
+	}
 	body := payload(p.Payload)
 	evs := make([]herald.Event, p.Events)
 	for i := range evs {
@@ -95,4 +100,31 @@ func (s Setup) relayOnce(ctx context.Context, pub broker.Publisher, p Throughput
 		return 0, 0, Steps{}, fmt.Errorf("relay delivered %d of %d events in 10 minutes", counter.count.Load(), p.Events)
 	}
 	return float64(p.Events) / time.Since(start).Seconds(), enqueueRate, counter.steps(), nil
+}
+
+// warmUpLog, for a log lane, runs the relay until one event went through,
+// so that the lane's slot exists and the drain's events are read from the
+// log (events committed before a lane's first start are its backlog, left
+// to its polling workers).
+func (s Setup) warmUpLog(ctx context.Context, ob *herald.Outbox, pub broker.Publisher, p ThroughputParams) error {
+	if s.Source != relay.SourceLog {
+		return nil
+	}
+	counter := newDeliveredCounter(1)
+	stop, err := s.startRelay(s.lane(pub, p.Batch, p.Workers), counter)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if err := s.enqueue(ctx, ob, []herald.Event{{Topic: "bench", Type: "WarmUp"}}, 1); err != nil {
+		return err
+	}
+	select {
+	case <-counter.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Minute):
+		return errors.New("log lane warm-up: the first event was not relayed within a minute")
+	}
 }

@@ -16,15 +16,16 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/bench"
+	"github.com/heraldhq/herald/relay"
 )
 
 type benchFlags struct {
-	lane, producer, cpuProfile      string
-	events, batch, workers, payload int
-	brokerDelay                     time.Duration
-	runs, rate                      int
-	duration                        time.Duration
-	asJSON                          bool
+	lane, producer, cpuProfile, source string
+	events, batch, workers, payload    int
+	brokerDelay                        time.Duration
+	runs, rate                         int
+	duration                           time.Duration
+	asJSON                             bool
 }
 
 func (a *app) benchCommand() *cobra.Command {
@@ -42,6 +43,7 @@ func (a *app) benchCommand() *cobra.Command {
 	tp.Flags().IntVar(&f.workers, "workers", 1, "workers (concurrency)")
 	tp.Flags().IntVar(&f.payload, "payload", 1024, "payload bytes")
 	tp.Flags().IntVar(&f.runs, "runs", 3, "runs per publisher")
+	tp.Flags().StringVar(&f.source, "source", "poll", "the bench lane's source: poll or log (docs/loglanes.md)")
 	tp.Flags().DurationVar(&f.brokerDelay, "broker-delay", 0,
 		"instead of the lane's broker, a publisher that waits this long per batch and uses no CPU (a broker on another host)")
 	cmd.PersistentFlags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement to this file")
@@ -103,6 +105,7 @@ func (a *app) benchThroughput(ctx context.Context, f benchFlags) error {
 	if f.brokerDelay > 0 {
 		s.Publisher = bench.Delay{Wait: f.brokerDelay}
 	}
+	s.Source = relay.Source(f.source)
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {

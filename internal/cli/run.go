@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os/signal"
@@ -17,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/admin"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/relay"
+	"github.com/heraldhq/herald/store"
 )
 
 func (a *app) runCommand() *cobra.Command {
@@ -86,6 +88,10 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 	err = r.Run(ctx)
 	stopProjections()
 	wg.Wait() // the projectors settle what they hold, then end
+	if errors.Is(err, store.ErrLogUnavailable) {
+		// A setting of the database's to change: a configuration error.
+		return fmt.Errorf("%w: %v", config.ErrInvalid, err)
+	}
 	log.Info("herald stopped", slog.String("signal", fmt.Sprint(context.Cause(ctx))))
 	return err
 }

@@ -101,6 +101,7 @@ func (a *app) migrateCommand() *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(a.stdout, "migrated")
+			a.printLogNeeds(cmd.Context(), rt)
 			return nil
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +24,9 @@ type Postgres struct {
 	cred *syscall.Credential
 	cmd  *exec.Cmd
 	done chan struct{}
+	// Settings are extra server settings (name=value) passed with -c at
+	// every Start, e.g. "wal_level=logical".
+	Settings []string
 }
 
 // NewPostgres creates a data directory (initdb, trust authentication) and
@@ -92,8 +96,15 @@ func (p *Postgres) DSN(db string) string {
 // connections.
 func (p *Postgres) Start(t testing.TB) {
 	t.Helper()
-	p.cmd = p.command(filepath.Join(p.bin, "postgres"), "-D", filepath.Join(p.dir, "data"),
-		"-p", strconv.Itoa(p.Port), "-k", p.dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off")
+	args := []string{"-D", filepath.Join(p.dir, "data"),
+		"-p", strconv.Itoa(p.Port), "-k", p.dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"}
+	for _, kv := range p.Settings {
+		args = append(args, "-c", kv)
+	}
+	p.cmd = p.command(filepath.Join(p.bin, "postgres"), args...)
+	if os.Getenv("HERALD_PG_LOG") != "" {
+		p.cmd.Stderr = os.Stderr
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start postgres: %v", err)
 	}
@@ -114,7 +125,79 @@ func (p *Postgres) Kill() {
 	if p.cmd == nil {
 		return
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	pid := p.cmd.Process.Pid
+	// Backends leave the postmaster's process group (setsid), so they are
+	// found by parent and killed with it, as a machine crash would stop
+	// them; a server started while one lingers would refuse to run
+	// ("pre-existing shared memory block is still in use").
+	children := childPIDs(pid)
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	for _, c := range children {
+		_ = syscall.Kill(c, syscall.SIGKILL)
+	}
 	<-p.done
+	for deadline := time.Now().Add(10 * time.Second); anyAlive(children) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	p.cmd = nil
+}
+
+// NewLogicalPostgres starts a PostgreSQL of the test's own with
+// wal_level=logical (for log lanes) and returns it with the URL of its
+// database herald, created empty.
+func NewLogicalPostgres(t testing.TB) (*Postgres, string) {
+	t.Helper()
+	p := NewPostgres(t)
+	p.Settings = []string{"wal_level=logical", "max_replication_slots=10", "max_wal_senders=10"}
+	p.Start(t)
+	WaitFor(t, 30*time.Second, 100*time.Millisecond, "createdb herald", func() bool {
+		createdb := p.command(filepath.Join(p.bin, "createdb"), "-h", "127.0.0.1", "-p", strconv.Itoa(p.Port), "-U", "postgres", "herald")
+		return createdb.Run() == nil || p.hasDB()
+	})
+	return p, p.DSN("herald")
+}
+
+// hasDB reports whether the database herald exists (a createdb that ran
+// into the server's start-up may have created it on an earlier try).
+func (p *Postgres) hasDB() bool {
+	out, err := p.command(filepath.Join(p.bin, "psql"), "-h", "127.0.0.1", "-p", strconv.Itoa(p.Port), "-U", "postgres",
+		"-Atc", "SELECT 1 FROM pg_database WHERE datname = 'herald'").Output()
+	return err == nil && len(out) > 0
+}
+
+// childPIDs lists the processes whose parent is pid (Linux /proc; none
+// elsewhere).
+func childPIDs(pid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces: read after ')'.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			if c, err := strconv.Atoi(filepath.Base(filepath.Dir(f))); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// anyAlive reports whether any of pids still runs (a zombie does not).
+func anyAlive(pids []int) bool {
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		if fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(fields) > 0 && fields[0] != "Z" {
+			return true
+		}
+	}
+	return false
 }

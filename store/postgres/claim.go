@@ -129,6 +129,10 @@ func candidates(table string, p store.ClaimParams, extra string) (string, []any)
 		// index with a generic plan too.
 		scope += " AND r.tenant <> ''"
 	}
+	if p.HandedOver {
+		// Fresh rows (no owner yet) belong to the lane's log reader.
+		extra += " AND r.lease_owner <> ''"
+	}
 	branch := func(status string) string {
 		order := "r.available_at, r.id"
 		if p.Ordered && status == "pending" {

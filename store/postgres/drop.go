@@ -7,10 +7,14 @@ import (
 	"github.com/heraldhq/herald"
 )
 
-// Drop deletes table and its migration records (store.Dropper).
+// Drop deletes table, its migration records and what log lanes keep for
+// it (publication, slots, positions) (store.Dropper).
 func (s *Store) Drop(ctx context.Context, table string) error {
 	if err := herald.ValidateIdentifier(table); err != nil {
 		return err
+	}
+	if err := s.dropLog(ctx, table); err != nil {
+		return fmt.Errorf("postgres store: drop %s: log lanes: %w", table, err)
 	}
 	if _, err := s.DB().ExecContext(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS "%s"`, table)); err != nil {
 		return fmt.Errorf("postgres store: drop %s: %w", table, err)

@@ -45,6 +45,9 @@ type Store struct {
 	// tcpBound says the server runs on Linux, where the bound also covers
 	// results the client stopped reading (see tcpBound); Open finds out.
 	tcpBound bool
+	// dsn is the connection string Open was given, for the replication
+	// connections of log lanes (empty for New: no log lanes).
+	dsn string
 }
 
 var (
@@ -70,7 +73,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("postgres store: reading the server version: %w", err)
 	}
-	return &Store{db: db, owned: true, tcpBound: strings.Contains(strings.ToLower(version), "linux")}, nil
+	return &Store{db: db, owned: true, dsn: dsn, tcpBound: strings.Contains(strings.ToLower(version), "linux")}, nil
 }
 
 // dsnError keeps the reason of a DSN parse error but not the DSN itself,

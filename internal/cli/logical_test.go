@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/heraldhq/herald/broker/natsembed"
+	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/postgres"
+)
+
+// logConfig writes a config with one log lane on dsn to NATS at natsURL.
+func logConfig(t *testing.T, dir, dsn, natsURL string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "herald.yaml")
+	writeFile(t, cfg, fmt.Sprintf(`
+store: {driver: postgres, dsn: %q}
+brokers:
+  events: {type: nats, url: %q, stream: LOG, subjects: ["log.>"], create_stream: true}
+lanes:
+  - {name: main, table: log_outbox, source: log, destination: "log.{topic}", batch_size: 200,
+     publish_timeout: 500ms, lease: 2s, poll_interval: 100ms, ordering: key}
+`, dsn, natsURL))
+	return cfg
+}
+
+// Rule: two `herald run` on one log lane: one reads, the other stands by;
+// after SIGKILL of the reader the standby takes over within the lease, and
+// every event committed before, during and after reaches the broker and is
+// marked delivered, none lost.
+func TestLogicalRelayKilledStandbyTakesOver(t *testing.T) {
+	dir := t.TempDir()
+	_, dsn := testenv.NewLogicalPostgres(t)
+	srv, err := natsembed.Start(natsembed.Config{Dir: filepath.Join(dir, "nats"), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	cfg := logConfig(t, dir, dsn, srv.ClientURL())
+	code, out := runChildSync(t, dir, "migrate", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "ready for log lanes") {
+		t.Fatalf("migrate: exit %d\n%s", code, out)
+	}
+	s, err := postgres.Open(context.Background(), dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	logStats := func() store.LaneStats {
+		st, err := s.Stats(context.Background(), store.Scope{Table: "log_outbox"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+
+	first := startChild(t, dir, "run", "--config", cfg)
+	waitFor(t, 30*time.Second, "the first relay reading", func() bool { return strings.Contains(first.stderr.String(), "log reader active") })
+	second := startChild(t, dir, "run", "--config", cfg)
+	waitFor(t, 30*time.Second, "the second relay standing by", func() bool { return strings.Contains(second.stderr.String(), "standing by") })
+
+	const total = 6000
+	enqueueMany(t, s, "log_outbox", total/2)
+	waitFor(t, 60*time.Second, "some delivered", func() bool { return logStats().Delivered > 0 })
+	first.kill()
+	killed := time.Now()
+	enqueueMany(t, s, "log_outbox", total/2)
+	waitFor(t, 30*time.Second, "the standby reading", func() bool { return strings.Contains(second.stderr.String(), "log reader active") })
+	t.Logf("the standby took over %s after the SIGKILL", time.Since(killed).Round(time.Millisecond))
+	if took := time.Since(killed); took > 2*time.Second+time.Second {
+		t.Fatalf("the standby took over %s after the SIGKILL; the lease is 2s", took)
+	}
+	waitFor(t, 120*time.Second, "everything delivered", func() bool { return logStats().Delivered == total })
+	second.terminate(t)
+	if st := logStats(); st.Pending+st.InFlight+st.Retrying+st.Dead != 0 {
+		t.Fatalf("rows left over: %+v", st)
+	}
+	seen := map[string]int{}
+	for _, m := range readStream(t, srv.ClientURL(), "LOG", streamLen(t, srv.ClientURL(), "LOG")) {
+		seen[m.Header.Get("ce-id")]++
+	}
+	if len(seen) != total {
+		t.Fatalf("the broker has %d distinct events, want %d", len(seen), total)
+	}
+}
+
+// streamLen is how many messages a JetStream stream holds.
+func streamLen(t *testing.T, url, name string) int {
+	t.Helper()
+	nc, err := natsgo.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(info.State.Msgs)
+}
+
+// Rule: `herald run` refuses a log lane on a database without
+// wal_level=logical with exit 2 naming the setting, and `herald migrate`
+// prints what the mode needs (the machine's shared server runs
+// wal_level=replica).
+func TestLogicalRunRefusesWalLevelReplica(t *testing.T) {
+	s, err := postgres.Open(context.Background(), testenv.PostgresDSN(), postgres.Options{})
+	if err != nil {
+		testenv.Unreachable(t, "PostgreSQL", err)
+	}
+	defer s.Close()
+	var level string
+	s.DB().QueryRow("SHOW wal_level").Scan(&level)
+	if level == "logical" {
+		t.Skip("the shared server runs wal_level=logical")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "herald.yaml")
+	table := testenv.Name("logref")
+	defer s.Drop(context.Background(), table)
+	writeFile(t, cfg, fmt.Sprintf(`
+store: {driver: postgres, dsn: %q}
+brokers:
+  out: {type: stdout}
+lanes:
+  - {name: main, table: %s, source: log, destination: "x.{topic}"}
+`, testenv.PostgresDSN(), table))
+	code, out := runChildSync(t, dir, "migrate", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "wal_level = logical (now "+level) || !strings.Contains(out, "not ready") {
+		t.Fatalf("migrate: exit %d, want 0 and the needs of log lanes\n%s", code, out)
+	}
+	code, out = runChildSync(t, dir, "run", "--config", cfg)
+	if code != 2 || !strings.Contains(out, "wal_level = logical") || !strings.Contains(out, `lane "main"`) {
+		t.Fatalf("run: exit %d, want 2 naming wal_level and the lane\n%s", code, out)
+	}
+}

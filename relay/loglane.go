@@ -1,0 +1,250 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Source is where a lane finds its events.
+type Source string
+
+// The lane sources.
+const (
+	// SourcePoll claims rows from the outbox table (the default).
+	SourcePoll Source = "poll"
+	// SourceLog reads committed events from the database's log (a store
+	// that is a store.LogReader; docs/loglanes.md).
+	SourceLog Source = "log"
+)
+
+// Validate returns an error unless s is a known source (or empty: poll).
+func (s Source) Validate() error {
+	if s != "" && s != SourcePoll && s != SourceLog {
+		return fmt.Errorf("%q is not poll or log", string(s))
+	}
+	return nil
+}
+
+// logRetry is the wait before a log reader opens its stream again after
+// the database failed it; logLostRetry after its position was lost (the
+// error is logged each time: an operator must act, docs/loglanes.md).
+const (
+	logRetry     = time.Second
+	logLostRetry = 10 * time.Second
+)
+
+// handedOver is the outcome of a log event given to the row path unpublished
+// (its key is parked behind a failed or delayed event).
+const handedOver outcome = discarded + 1
+
+// logReader is a log lane's reader: it holds the lane's lease, publishes
+// the log's events in commit order through the lane's batch code, hands
+// failures to the lane's polling workers and records the position once per
+// batch (docs/loglanes.md).
+type logReader struct {
+	lr    store.LogReader
+	w     *worker
+	owner string
+	// parked are the keys (tenant, key) with handed-over rows not finished,
+	// on ordered lanes: their later events are handed over too.
+	parked      map[[2]string]bool
+	parkedAt    time.Time
+	standingBy  bool
+	reportedErr string
+	// recorded is kicked when a batch with deliveries is recorded: the
+	// marker's cue.
+	recorded chan struct{}
+}
+
+func newLogReader(lr store.LogReader, w *worker) *logReader {
+	return &logReader{lr: lr, w: w, recorded: make(chan struct{}, 1), parked: map[[2]string]bool{},
+		owner: fmt.Sprintf("%s/%016x", w.id, rand.Uint64())}
+}
+
+// run opens the lane's stream whenever it can take the lease, until ctx ends.
+func (r *logReader) run(ctx context.Context) {
+	lane := r.w.lane
+	for ctx.Err() == nil {
+		st, err := r.lr.OpenLog(ctx, store.LogParams{Scope: lane.Scope(), Lane: lane.Name, Owner: r.owner, Lease: lane.Lease})
+		if err == nil {
+			r.standingBy, r.reportedErr = false, ""
+			r.w.log.Info("log reader active", slog.String("owner", r.owner))
+			err = r.relay(ctx, st)
+			st.Close()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		r.wait(ctx, r.pause(err))
+	}
+}
+
+// pause logs err (once per kind) and returns how long to wait before the
+// next try.
+func (r *logReader) pause(err error) time.Duration {
+	switch {
+	case errors.Is(err, store.ErrLogLeaseHeld):
+		if !r.standingBy {
+			r.w.log.Info("log reader standing by: another process holds the lane's lease", slog.String("error", err.Error()))
+		}
+		r.standingBy = true
+		return r.w.lane.Lease / 4
+	case errors.Is(err, store.ErrLogPositionLost):
+		r.w.log.Error("log lane stopped: its position in the database log is gone; see docs/loglanes.md (Faults) to recover",
+			slog.String("error", err.Error()))
+		return logLostRetry
+	case errors.Is(err, store.ErrLogLeaseLost):
+		r.w.log.Warn("log reader lost its lease; standing by", slog.String("error", err.Error()))
+		return 0
+	}
+	r.w.health.storeFailed(err)
+	if err.Error() != r.reportedErr {
+		r.w.log.Warn("log reader failed; reopening", slog.String("error", err.Error()))
+		r.reportedErr = err.Error()
+	}
+	return logRetry
+}
+
+func (r *logReader) wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// relay runs three stages until ctx ends or one fails: a fetcher reads
+// batches from the stream, this goroutine publishes and settles them in
+// order, and a recorder writes each settled batch's marks and position
+// (recorder.go); so reading, publishing and recording overlap. A batch is
+// recorded only when each of its events is delivered, handed over or dead;
+// one cut by shutdown is read again next time.
+func (r *logReader) relay(ctx context.Context, st store.LogStream) error {
+	if err := r.loadParked(ctx, true); err != nil {
+		return err
+	}
+	sctx, stop := context.WithCancelCause(ctx)
+	rec := startRecorder(sctx, stop, st, r.w, r.recorded)
+	batches := make(chan fetched, 1)
+	go r.fetch(sctx, stop, st, batches)
+	err := r.settleAll(sctx, batches, rec)
+	stop(err)
+	for range batches { // the fetcher is done with the stream once it closes batches
+	}
+	rec.close()
+	return streamErr(sctx, err)
+}
+
+// fetched is a batch read from the stream and how long the read took.
+type fetched struct {
+	b    store.LogBatch
+	took time.Duration
+}
+
+// fetch reads batches into out until ctx ends or the stream fails (which
+// stops the others through fail). While the lane is paused it reads
+// nothing and only renews the lease.
+func (r *logReader) fetch(ctx context.Context, fail context.CancelCauseFunc, st store.LogStream, out chan<- fetched) {
+	defer close(out)
+	lane := r.w.lane
+	for ctx.Err() == nil {
+		if r.w.paused.Load() {
+			r.wait(ctx, lane.PollInterval)
+			if err := st.Record(ctx, 0, nil); err != nil && ctx.Err() == nil {
+				fail(err)
+			}
+			continue
+		}
+		start := time.Now()
+		b, err := st.Next(ctx, lane.BatchSize, lane.PollInterval)
+		if err != nil {
+			fail(err)
+			return
+		}
+		r.w.health.storeOK()
+		select {
+		case out <- fetched{b: b, took: time.Since(start)}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// settleAll publishes and settles the fetched batches in order and hands
+// them to the recorder.
+func (r *logReader) settleAll(ctx context.Context, batches <-chan fetched, rec *recorder) error {
+	lane := r.w.lane
+	var sent uint64
+	for f := range batches {
+		b := f.b
+		req := recordReq{end: b.End, stats: BatchStats{Lane: lane.Name, Worker: r.owner, Claimed: len(b.Records), Claim: f.took}}
+		if len(b.Records) > 0 {
+			var err error
+			if req.marks, err = r.settle(ctx, b.Records, &req.stats); err != nil {
+				return err
+			}
+		}
+		if b.End > sent || len(b.Records) > 0 {
+			rec.send(ctx, req)
+			sent = b.End
+		}
+		if err := r.loadParked(ctx, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// streamErr prefers the recorder's failure, which cancelled sctx, to the
+// context error it caused.
+func streamErr(sctx context.Context, err error) error {
+	if err == nil {
+		err = sctx.Err()
+	}
+	if cause := context.Cause(sctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
+}
+
+// loadParked reads the parked keys from the table: at start, and at most
+// once per poll interval while some are parked (a key is let go when its
+// handed-over rows are finished).
+func (r *logReader) loadParked(ctx context.Context, force bool) error {
+	lane := r.w.lane
+	if lane.Ordering != OrderingKey || (!force && (len(r.parked) == 0 || time.Since(r.parkedAt) < lane.PollInterval)) {
+		return nil
+	}
+	keys, err := r.lr.HandedOverKeys(ctx, lane.Name, lane.Scope(), lane.OnDead == OnDeadPark)
+	if err != nil {
+		return err
+	}
+	r.parked = make(map[[2]string]bool, len(keys))
+	for _, k := range keys {
+		r.parked[k] = true
+	}
+	r.parkedAt = time.Now()
+	return nil
+}
+
+// startLogLane starts a log lane's reader (the lane's polling
+// workers, for handed-over rows, are started as for other lanes).
+func (r *Relay) startLogLane(ctx context.Context, lane Lane, log *slog.Logger, start func(func())) error {
+	lr := r.cfg.Store.(store.LogReader) // checked by New
+	if err := lr.CheckLog(ctx); err != nil {
+		return fmt.Errorf("relay: lane %q (source log): %w", lane.Name, err)
+	}
+	w := newWorker(r.cfg, lane, fmt.Sprintf("%s/%s-log", r.cfg.Node, lane.Name), nil, log)
+	w.breaker, w.paused = r.breakers[lane.Name], r.state.paused[lane.Name]
+	reader := newLogReader(lr, w)
+	start(func() { reader.run(ctx) })
+	start(func() { runMarker(ctx, lr, w, reader.recorded) })
+	return nil
+}

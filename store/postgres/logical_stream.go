@@ -1,0 +1,301 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+)
+
+// statusEvery is how often the stream tells the server where it is, well
+// inside the server's wal_sender_timeout (60 s by default).
+const statusEvery = 10 * time.Second
+
+// logStream is one lane's replication connection.
+type logStream struct {
+	s     *Store
+	p     store.LogParams
+	table string // quoted
+	pub   string
+	slot  string
+	conn  *pgconn.PgConn
+	dec   decoder
+	// confirmed is the position recorded and sent to the server: every
+	// transaction ending at or before it is settled.
+	confirmed  pglogrepl.LSN
+	lastStatus time.Time
+	lastRenew  time.Time
+	// recorded is the position Record last wrote (it runs on another
+	// goroutine); Next confirms it to the server.
+	recorded atomic.Uint64
+	// skipTo is the position the stream started at: transactions ending at
+	// or before it were settled before (the server may send them again).
+	skipTo pglogrepl.LSN
+	// readEnd is the End of the last batch Next returned.
+	readEnd pglogrepl.LSN
+	// inTx is set between a transaction's begin and commit; tx holds its
+	// events so far, kept across calls of Next.
+	inTx bool
+	tx   []store.Record
+	// walEnd is the server's WAL end from its last keepalive, seen with
+	// no transaction open: everything before it has been streamed.
+	walEnd pglogrepl.LSN
+}
+
+// open connects for replication, creates the publication and slot the
+// first time, and starts streaming at the recorded position.
+func (st *logStream) open(ctx context.Context) error {
+	cfg, err := pgconn.ParseConfig(st.s.dsn)
+	if err != nil {
+		return fmt.Errorf("postgres store: bad DSN: %w", dsnError(err))
+	}
+	cfg.RuntimeParams["replication"] = "database"
+	if st.conn, err = pgconn.ConnectConfig(ctx, cfg); err != nil {
+		return herald.Unavailable(fmt.Errorf("postgres store: replication connection: %w", err))
+	}
+	if err := st.s.ensurePublication(ctx, st.pub, st.table); err != nil {
+		return fmt.Errorf("postgres store: publication %s: %w", st.pub, err)
+	}
+	if st.confirmed == 0 {
+		if err := st.createSlot(ctx); err != nil {
+			return err
+		}
+	}
+	err = pglogrepl.StartReplication(ctx, st.conn, st.slot, st.confirmed, pglogrepl.StartReplicationOptions{
+		PluginArgs: []string{"proto_version '1'", "publication_names '" + st.pub + "'", "messages 'true'"}})
+	if err != nil {
+		return st.startError(err)
+	}
+	st.skipTo = st.confirmed
+	st.recorded.Store(uint64(st.confirmed))
+	st.dec = decoder{table: st.p.Table, prefix: MessagePrefix(st.p.Table), rels: map[uint32]*pglogrepl.RelationMessage{}}
+	st.lastStatus = time.Now()
+	return nil
+}
+
+// createSlot makes the lane's slot (or adopts one left by an earlier
+// position row), records where it starts and hands the rows committed
+// before it to the polling workers.
+func (st *logStream) createSlot(ctx context.Context) error {
+	var start pglogrepl.LSN
+	var lsn string
+	err := st.s.db.QueryRowContext(ctx, "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", st.slot).Scan(&lsn)
+	if err == nil {
+		start, err = pglogrepl.ParseLSN(lsn)
+	} else {
+		var res pglogrepl.CreateReplicationSlotResult
+		res, err = pglogrepl.CreateReplicationSlot(ctx, st.conn, st.slot, "pgoutput",
+			pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "NOEXPORT_SNAPSHOT"})
+		if err == nil {
+			start, err = pglogrepl.ParseLSN(res.ConsistentPoint)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("postgres store: slot %s: %w", st.slot, err)
+	}
+	if _, err := st.s.handOverBacklog(ctx, st.p, st.table); err != nil {
+		return fmt.Errorf("postgres store: log lane %s: handing over the rows before the slot: %w", st.p.Lane, err)
+	}
+	if err := st.s.renewLease(ctx, st.p, uint64(start)); err != nil {
+		return err
+	}
+	st.confirmed = start
+	return nil
+}
+
+// startError names a slot that is gone (ErrLogPositionLost) or still in use
+// by a reader that just died (ErrLogLeaseHeld: try again).
+func (st *logStream) startError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "42704":
+			return fmt.Errorf("%w: replication slot %s does not exist (lane %s at %s; see docs/loglanes.md, Faults): %v",
+				store.ErrLogPositionLost, st.slot, st.p.Lane, st.confirmed, err)
+		case pe.Code == "55006":
+			return fmt.Errorf("%w: replication slot %s is still active: %v", store.ErrLogLeaseHeld, st.slot, err)
+		case pe.Code == "55000" && pe.Message != "":
+			return fmt.Errorf("%w: replication slot %s: %v (see docs/loglanes.md, Faults)", store.ErrLogPositionLost, st.slot, err)
+		}
+	}
+	return fmt.Errorf("postgres store: start replication on %s: %w", st.slot, err)
+}
+
+// linger is how long Next waits for more transactions once it has events:
+// a burst still arriving fills the batch, a lone commit is not held back.
+const linger = time.Millisecond
+
+// Next reads whole transactions until limit events, or until wait passed
+// (linger, once it has events). A transaction cut by the deadline stays
+// buffered for the next call.
+func (st *logStream) Next(ctx context.Context, limit int, wait time.Duration) (store.LogBatch, error) {
+	b := store.LogBatch{End: uint64(max(st.readEnd, st.confirmed))}
+	defer func() { st.readEnd = max(st.readEnd, pglogrepl.LSN(b.End)) }()
+	deadline := time.Now().Add(wait)
+	for {
+		if err := st.keepAlive(ctx); err != nil {
+			return b, err
+		}
+		msg, err := st.receive(ctx, deadline)
+		if err != nil || msg == nil {
+			return st.idleEnd(b), err
+		}
+		committed, err := st.handle(msg, &b)
+		if err != nil {
+			return b, err
+		}
+		if committed && len(b.Records) >= limit {
+			return b, nil
+		}
+		if committed && len(b.Records) > 0 {
+			deadline = earliest(deadline, time.Now().Add(linger))
+		}
+	}
+}
+
+// idleEnd moves an idle batch's end to the server's WAL end, so that a
+// lane whose table is quiet does not keep the server's WAL for others.
+func (st *logStream) idleEnd(b store.LogBatch) store.LogBatch {
+	if !st.inTx && st.walEnd > pglogrepl.LSN(b.End) {
+		b.End = uint64(st.walEnd)
+	}
+	return b
+}
+
+// receive returns the next CopyData payload, or nil at the deadline.
+func (st *logStream) receive(ctx context.Context, deadline time.Time) ([]byte, error) {
+	rctx, cancel := context.WithDeadline(ctx, earliest(deadline, st.lastStatus.Add(statusEvery)))
+	defer cancel()
+	raw, err := st.conn.ReceiveMessage(rctx)
+	if err != nil {
+		if pgconn.Timeout(err) && ctx.Err() == nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("postgres store: replication stream: %w", err)
+	}
+	switch m := raw.(type) {
+	case *pgproto3.CopyData:
+		return m.Data, nil
+	case *pgproto3.ErrorResponse:
+		return nil, st.startError(pgconn.ErrorResponseToPgError(m))
+	}
+	return nil, nil
+}
+
+// handle decodes one message into b; done is true after a commit.
+func (st *logStream) handle(data []byte, b *store.LogBatch) (bool, error) {
+	switch data[0] {
+	case pglogrepl.PrimaryKeepaliveMessageByteID:
+		k, err := pglogrepl.ParsePrimaryKeepaliveMessage(data[1:])
+		if err != nil {
+			return false, err
+		}
+		if !st.inTx {
+			st.walEnd = max(st.walEnd, k.ServerWALEnd)
+		}
+		if k.ReplyRequested {
+			st.lastStatus = time.Time{}
+		}
+		return false, nil
+	case pglogrepl.XLogDataByteID:
+		x, err := pglogrepl.ParseXLogData(data[1:])
+		if err != nil {
+			return false, err
+		}
+		return st.decode(x, b)
+	}
+	return false, nil
+}
+
+// decode adds one transaction's events to b on its commit.
+func (st *logStream) decode(x pglogrepl.XLogData, b *store.LogBatch) (bool, error) {
+	m, err := pglogrepl.Parse(x.WALData)
+	if err != nil {
+		return false, fmt.Errorf("postgres store: decoding the replication stream: %w", err)
+	}
+	switch m := m.(type) {
+	case *pglogrepl.BeginMessage:
+		st.inTx, st.tx = true, st.tx[:0]
+	case *pglogrepl.CommitMessage:
+		st.inTx = false
+		if m.TransactionEndLSN <= st.skipTo {
+			return true, nil // settled before a restart: the server sent it again
+		}
+		b.Records = append(b.Records, st.tx...)
+		b.End = uint64(m.TransactionEndLSN)
+		return true, nil
+	default:
+		if rec, ok := st.dec.event(m, st.p.Scope); ok {
+			st.tx = append(st.tx, rec)
+		}
+	}
+	return false, nil
+}
+
+// keepAlive sends the server the confirmed position when it asked or
+// statusEvery passed, and renews the lease every lease/3.
+func (st *logStream) keepAlive(ctx context.Context) error {
+	if rec := pglogrepl.LSN(st.recorded.Load()); rec > st.confirmed {
+		st.confirmed, st.lastRenew = rec, time.Now() // Record renewed the lease
+		st.lastStatus = time.Time{}
+	}
+	if time.Since(st.lastRenew) > st.p.Lease/3 {
+		if err := st.s.renewLease(ctx, st.p, uint64(st.confirmed)); err != nil {
+			return err
+		}
+		st.lastRenew = time.Now()
+	}
+	if time.Since(st.lastStatus) < statusEvery {
+		return nil
+	}
+	st.lastStatus = time.Now()
+	return pglogrepl.SendStandbyStatusUpdate(ctx, st.conn, pglogrepl.StandbyStatusUpdate{WALWritePosition: st.confirmed})
+}
+
+// Record journals ds as delivered (ApplyMarks marks the rows) and records
+// end in herald_log_lanes, fenced by the lease, in one transaction; Next
+// confirms end to the server after it.
+func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery) error {
+	err := st.s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := journalMarks(ctx, tx, st.p, ds); err != nil {
+			return fmt.Errorf("postgres store: journaling %d log events delivered: %w", len(ds), err)
+		}
+		return renewLeaseIn(ctx, tx, st.p, end)
+	})
+	if err != nil {
+		return err
+	}
+	for {
+		old := st.recorded.Load()
+		if end <= old || st.recorded.CompareAndSwap(old, end) {
+			return nil
+		}
+	}
+}
+
+// Close ends the replication connection and gives the lease up.
+func (st *logStream) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if st.conn != nil {
+		_ = st.conn.Close(ctx)
+	}
+	st.s.releaseLease(ctx, st.p)
+	return nil
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
