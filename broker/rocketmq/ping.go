@@ -70,3 +70,25 @@ func (p *Publisher) noNameServer(ctx context.Context, err error) error {
 	}
 	return nr.err
 }
+
+// routeRetries and routeRetryWait bound the re-sends of a message that
+// found no route (send): a route being fetched appears within moments.
+const (
+	routeRetries   = 3
+	routeRetryWait = 50 * time.Millisecond
+)
+
+// noRoute says the client found no route to the message's topic.
+func noRoute(err error) bool { return strings.Contains(err.Error(), "route info not found") }
+
+// sleepCtx waits d, or less if ctx ends first (then it returns false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

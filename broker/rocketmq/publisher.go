@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	rmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
@@ -145,7 +146,16 @@ func (p *Publisher) send(ctx context.Context, m broker.Message) broker.Result {
 	if err != nil {
 		return broker.Result{Err: err}
 	}
-	res, err := p.prod.SendSync(ctx, toPrimitive(mapped))
+	msg := toPrimitive(mapped)
+	res, err := p.prod.SendSync(ctx, msg)
+	for try := 1; err != nil && noRoute(err) && try <= routeRetries; try++ {
+		// The client fetches a new topic's route on its first send; sends
+		// racing that fetch find no route. Nothing was sent: try again.
+		if !sleepCtx(ctx, time.Duration(try)*routeRetryWait) {
+			break
+		}
+		res, err = p.prod.SendSync(ctx, msg)
+	}
 	if err != nil {
 		return broker.Result{Err: p.noNameServer(ctx, classify(m, err))}
 	}
@@ -213,7 +223,7 @@ func classify(m broker.Message, err error) error {
 		return herald.Permanent(wrapped)
 	case refused:
 		return wrapped // the broker answered and refused (SYSTEM_BUSY, ...): nothing stored
-	case strings.Contains(err.Error(), "route info not found"):
+	case noRoute(err):
 		return &noRouteError{wrapped} // never sent: no route yet (noNameServer tells why)
 	case strings.Contains(err.Error(), "not running"):
 		return wrapped // never sent: the producer is not started
