@@ -104,7 +104,7 @@ func (p *Publisher) session(ctx context.Context) (*session, error) {
 	if p.closed {
 		return nil, ErrClosed
 	}
-	if p.sess != nil && !p.sess.dead.Load() {
+	if p.sess != nil && !p.sess.lost() {
 		return p.sess, nil
 	}
 	if p.sess != nil {

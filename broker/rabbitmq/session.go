@@ -164,6 +164,15 @@ func (s *session) fail() {
 	go s.conn.Close()
 }
 
+// lost says the session can no longer publish. It asks the channel and the
+// connection too: the client marks them closed as soon as its reader sees
+// the socket go, a moment before the dispatcher hears of it and sets dead,
+// and a publish in that moment would fail although a new session would
+// carry it.
+func (s *session) lost() bool {
+	return s.dead.Load() || s.ch.IsClosed() || s.conn.IsClosed()
+}
+
 // publish sends one message and returns its waiter, or a retryable error
 // if the channel refused it before sending.
 func (s *session) publish(ctx context.Context, exchange, key string, mandatory bool, msg amqp.Publishing) (*waiter, error) {
