@@ -17,19 +17,7 @@ import (
 // made for it, in index order (no filesort): with and without a tenant, and
 // for ordered lanes, on a table where most rows are delivered.
 func TestClaimPlans(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := Open(ctx, testenv.MySQLDSN(), Options{})
-	if err != nil {
-		testenv.Unreachable(t, "MySQL/MariaDB", err)
-	}
-	defer s.Close()
-	table := testenv.Name("herald_plan")
-	if err := s.Migrate(ctx, table); err != nil {
-		t.Fatal(err)
-	}
-	defer dbtest.Drop(s, table)
-	fillForPlans(t, s.DB(), table)
+	s, table := planTable(t, "herald_plan")
 	for _, tc := range []struct {
 		scope   store.Scope
 		ordered bool
@@ -52,6 +40,26 @@ func TestClaimPlans(t *testing.T) {
 			}
 		}
 	}
+}
+
+// planTable is a migrated outbox table named after prefix, filled by
+// fillForPlans, on a store closed (and the table dropped) after the test.
+func planTable(t *testing.T, prefix string) (*Store, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := Open(ctx, testenv.MySQLDSN(), Options{})
+	if err != nil {
+		testenv.Unreachable(t, "MySQL/MariaDB", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	table := testenv.Name(prefix)
+	if err := s.Migrate(ctx, table); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dbtest.Drop(s, table) })
+	fillForPlans(t, s.DB(), table)
+	return s, table
 }
 
 // fillForPlans writes 3000 rows of three tenants, two thirds delivered.
