@@ -10,8 +10,8 @@
 //   - contract: the payload is the body; the CloudEvents headers (ce-id,
 //     ce-type, ce-source, ce-time, ce-subject, ce-tenant), user headers and
 //     traceparent round-trip; the event id is in the broker's message-id or
-//     dedupe field; with Dedupe, a republished event id is stored once
-//     (contract.go); user headers copied from an incoming CloudEvent
+//     dedupe field; with Dedupe, a republished event id is stored once,
+//     without it twice and never reported as a duplicate (contract.go); user headers copied from an incoming CloudEvent
 //     (Ce-Id, CE-TYPE … under the adapter's prefix) neither duplicate nor
 //     replace the event's id and type, and travel renamed (collide.go).
 //   - order: per-key order within and across batches; a message that fails

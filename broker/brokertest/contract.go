@@ -67,11 +67,14 @@ func testHeaders(t *testing.T, tg Target) {
 }
 
 // testDedupe republishes an event id: a broker that dedupes stores it once
-// and, when it can tell, reports the duplicate. A sentinel published last
-// proves the broker has processed the republish before we count.
+// and, when it can tell, reports the duplicate; one that declares no dedupe
+// stores it twice (consumers must dedupe) and reports no duplicate. A
+// sentinel published last proves the broker has processed the republish
+// before we count.
 func testDedupe(t *testing.T, tg Target) {
 	if !tg.Guarantees.Dedupe {
-		t.Skip("the target declares no dedupe")
+		testNoDedupe(t, tg)
+		return
 	}
 	if tg.Guarantees.DedupeWindow <= 0 {
 		t.Errorf("[rule contract.dedupe-window] Dedupe is declared with a window of %v, want > 0", tg.Guarantees.DedupeWindow)
@@ -100,5 +103,27 @@ func testDedupe(t *testing.T, tg Target) {
 	}
 	if n := len(got[m.Event.ID]); n != 1 {
 		t.Errorf("[rule contract.dedupe] event %s published twice is stored %d times, want once", m.Event.ID, n)
+	}
+}
+
+// testNoDedupe checks the declaration of a broker without dedupe: the
+// republished event is stored again and no receipt calls it a duplicate,
+// so a consumer that relies on the broker alone would see it twice.
+func testNoDedupe(t *testing.T, tg Target) {
+	s := tg.New(t)
+	dest := s.Destination("dedupe") // a name the targets already provision (Kafka seeds its topics)
+	m := message(dest, "k", 0)
+	first := tg.publish(t, s, []broker.Message{m})
+	requireOK(t, "contract.no-dedupe", first)
+	m.Attempt = 2
+	again := tg.publish(t, s, []broker.Message{m})
+	requireOK(t, "contract.no-dedupe", again)
+	if first[0].Receipt.Duplicate || again[0].Receipt.Duplicate {
+		t.Errorf("[rule contract.no-dedupe] a target declaring no dedupe reported a duplicate (receipts %+v, %+v)",
+			first[0].Receipt, again[0].Receipt)
+	}
+	got := tg.byEventID(s.Read(t, dest, 2))
+	if n := len(got[m.Event.ID]); n != 2 {
+		t.Errorf("[rule contract.no-dedupe] event %s published twice is stored %d times; a target declaring no dedupe stores both", m.Event.ID, n)
 	}
 }
