@@ -11,6 +11,17 @@ import (
 func (f *File) Print() ([]byte, error) {
 	c := *f
 	c.Store.DSN = Redact(c.Store.DSN)
+	if len(f.Stores) > 0 {
+		c.Stores = make(map[string]*Store, len(f.Stores))
+		for name, s := range f.Stores {
+			if s != nil {
+				r := *s
+				r.DSN = Redact(r.DSN)
+				s = &r
+			}
+			c.Stores[name] = s
+		}
+	}
 	if c.Admin.Token != "" {
 		c.Admin.Token = "xxxxx"
 	}

@@ -28,6 +28,9 @@ func (f *File) validateProjections() []error {
 			errs = append(errs, fmt.Errorf("%s.name: projection %q is defined twice", path, p.Name))
 		}
 		seen[p.Name] = true
+		if err := f.checkStoreName(path+".store", p.Store); err != nil {
+			errs = append(errs, err)
+		}
 		if p.Source.Broker == "" {
 			continue
 		}

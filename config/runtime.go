@@ -68,6 +68,9 @@ func (rt *Runtime) Migrate(ctx context.Context) error {
 // is empty.
 func (f *File) Lane(name string) (*Lane, error) {
 	if name == "" {
+		if len(f.Lanes) == 0 {
+			return nil, fmt.Errorf("%w: no lane uses store %s", ErrInvalid, f.StoreName())
+		}
 		return &f.Lanes[0], nil
 	}
 	for i := range f.Lanes {
