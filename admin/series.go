@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
 )
 
 // seriesSpan is how far back the lane charts go.

@@ -116,7 +116,7 @@ func TestEnqueueThenStatusJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("status --json is not JSON: %v\n%s", err, out)
 	}
-	keys := []string{"name", "table", "pending", "retrying", "in_flight", "delivered", "dead", "oldest_pending_age_seconds", "paused"}
+	keys := []string{"name", "store", "table", "pending", "retrying", "in_flight", "delivered", "dead", "oldest_pending_age_seconds", "paused"}
 	if len(st.Lanes) != 1 || len(st.Lanes[0]) != len(keys) || st.Lanes[0]["pending"] != 1.0 {
 		t.Fatalf("status --json = %s; want exactly the keys %v and pending 1", out, keys)
 	}
