@@ -32,5 +32,16 @@ func (f *File) Print() ([]byte, error) {
 		}
 		c.Brokers[name] = b
 	}
-	return yaml.Marshal(&c)
+	if !f.noDefaultStore {
+		return yaml.Marshal(&c)
+	}
+	// Without a default store the file has no `store` section to print.
+	var n yaml.Node
+	if err := n.Encode(&c); err != nil {
+		return nil, err
+	}
+	if i := mappingIndex(&n, "store"); i >= 0 {
+		n.Content = append(n.Content[:i], n.Content[i+2:]...)
+	}
+	return yaml.Marshal(&n)
 }

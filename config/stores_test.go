@@ -66,6 +66,9 @@ func TestStoresWithoutADefault(t *testing.T) {
 	if got := strings.Join(f.StoreNames(), ","); got != "a" || f.Lanes[0].Store != "a" {
 		t.Fatalf("StoreNames = %s, lane store %q; want a only", got, f.Lanes[0].Store)
 	}
+	if out, err := f.Print(); err != nil || strings.Contains(string(out), "\nstore:") || !strings.Contains(string(out), "stores:") {
+		t.Fatalf("Print = %s, %v; want stores and no store section", out, err)
+	}
 	two := strings.Replace(one, "brokers:", "  c: {driver: sqlite, dsn: c.db}\nbrokers:", 1)
 	_, err = parse([]byte(two), "test.yaml")
 	if err == nil || !strings.Contains(err.Error(), "lanes[0] (l).store: is required") {
