@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -126,13 +124,7 @@ func checkReadyWithStores(t *testing.T, addr string) {
 	if code, body := readyz(addr); code != 200 {
 		t.Errorf("/readyz = %d %q, want 200", code, body)
 	}
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	metrics := string(body)
+	metrics := scrape(t, addr)
 	for _, st := range []string{"default", "b", "pg"} {
 		if want := fmt.Sprintf(`herald_store_up{store=%q} 1`, st); !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
