@@ -37,8 +37,10 @@ type File struct {
 	// (nor the environment one): there is then no store named default.
 	noDefaultStore bool
 	// scope is the store a ForStore copy was cut down to ("" for a whole
-	// file).
-	scope string
+	// file); projectionAt is the index in the whole file of each of its
+	// Projections, for errors that name their key path.
+	scope        string
+	projectionAt []int
 }
 
 // Lane is one entry of `lanes`: a relay lane, whose settings, YAML keys,

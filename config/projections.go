@@ -65,7 +65,7 @@ func (rt *Runtime) StartProjections(ctx context.Context, log *slog.Logger, migra
 	}
 	var out []Projection
 	for i, p := range rt.File.Projections {
-		path := fmt.Sprintf("projections[%d]", i)
+		path := fmt.Sprintf("projections[%d]", rt.File.projectionIndex(i))
 		c, err := p.Prepare(ctx, s, path)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)

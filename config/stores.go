@@ -62,12 +62,22 @@ func (f *File) ForStore(name string) (*File, error) {
 			c.Lanes = append(c.Lanes, l)
 		}
 	}
-	for _, p := range f.Projections {
+	c.projectionAt = nil
+	for i, p := range f.Projections {
 		if p.Store == name {
 			c.Projections = append(c.Projections, p)
+			c.projectionAt = append(c.projectionAt, f.projectionIndex(i))
 		}
 	}
 	return &c, nil
+}
+
+// projectionIndex is the index in the whole file of f.Projections[i].
+func (f *File) projectionIndex(i int) int {
+	if f.projectionAt != nil {
+		return f.projectionAt[i]
+	}
+	return i
 }
 
 // LaneStore returns the name of the store of the lane named lane, or of

@@ -120,4 +120,8 @@ func TestProjectionNamesItsStore(t *testing.T) {
 	if len(pg.Projections) != 1 || pg.Projections[0].Name != "p" || len(def.Projections) != 0 {
 		t.Fatalf("ForStore projections: pg %+v, default %+v", pg.Projections, def.Projections)
 	}
+	a, _ := f.ForStore("a")
+	if len(a.Projections) != 1 || a.projectionIndex(0) != 1 {
+		t.Fatalf("store a's projection q is projections[%d] of the file, want projections[1]", a.projectionIndex(0))
+	}
 }
