@@ -153,11 +153,14 @@ func (f *File) validateStores(d Drivers) []error {
 // checkStoreName checks a lane's or projection's `store` (key is its
 // path): it must name a configured store.
 func (f *File) checkStoreName(key, name string) error {
+	if name == "" && len(f.StoreNames()) == 0 {
+		return fmt.Errorf("%s: no store is configured (give `store` or `stores`)", key)
+	}
 	if name == "" {
 		return fmt.Errorf("%s: is required: there is no default store (`store`) and several `stores` (%s)",
 			key, strings.Join(f.StoreNames(), ", "))
 	}
-	if f.storeConfig(name) == nil || (name == DefaultStore && f.noDefaultStore) {
+	if f.storeConfig(name) == nil {
 		return fmt.Errorf("%s: unknown store %q (configured: %s)", key, name, strings.Join(f.StoreNames(), ", "))
 	}
 	return nil

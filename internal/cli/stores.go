@@ -25,7 +25,7 @@ func (a *app) storeFile(f *config.File, lane string) (*config.File, error) {
 	}
 	if name == "" {
 		name = config.DefaultStore
-		if f.StoreNames()[0] != config.DefaultStore {
+		if names := f.StoreNames(); len(names) == 0 || names[0] != config.DefaultStore {
 			first, err := f.LaneStore("")
 			if err != nil {
 				return nil, err
