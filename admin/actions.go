@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heraldhq/herald/relay"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -50,7 +49,7 @@ func (a api) tokenSent(r *http.Request) bool {
 
 // action wraps an action handler: the token, the lane from the path and a
 // JSON body decoded into a fresh T.
-func action[T any](a api, do func(w http.ResponseWriter, r *http.Request, lane relay.Lane, body T)) http.HandlerFunc {
+func action[T any](a api, do func(w http.ResponseWriter, r *http.Request, lane laneRef, body T)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !a.authorized(w, r) {
 			return
@@ -102,7 +101,7 @@ type ReplayResponse struct {
 // defaultAPIReplayRate paces API replays that name no rate.
 const defaultAPIReplayRate = 100
 
-func (a api) replay(w http.ResponseWriter, r *http.Request, lane relay.Lane, b ReplayRequest) {
+func (a api) replay(w http.ResponseWriter, r *http.Request, lane laneRef, b ReplayRequest) {
 	q := store.EventQuery{Scope: lane.Scope(), Statuses: b.Statuses, Types: b.Types, Keys: b.Keys,
 		EventIDs: b.EventIDs, Since: b.Since, Until: b.Until}
 	if len(q.Statuses) == 0 {
@@ -116,7 +115,7 @@ func (a api) replay(w http.ResponseWriter, r *http.Request, lane relay.Lane, b R
 		writeError(w, http.StatusBadRequest, "select events (event_ids, types, keys, tenant, since, until) or set all (not both)")
 		return
 	}
-	rep, err := Replayer(a.st)
+	rep, err := Replayer(lane.st)
 	if err != nil {
 		writeError(w, http.StatusNotImplemented, err.Error())
 		return
@@ -170,12 +169,12 @@ type ChangeResponse struct {
 	Changed int64 `json:"changed"`
 }
 
-func (a api) purge(w http.ResponseWriter, r *http.Request, lane relay.Lane, b IDsRequest) {
+func (a api) purge(w http.ResponseWriter, r *http.Request, lane laneRef, b IDsRequest) {
 	if b.All == (len(b.EventIDs) > 0) {
 		writeError(w, http.StatusBadRequest, "name the dead event_ids to purge, or set all (not both)")
 		return
 	}
-	n, err := a.st.Purge(r.Context(), lane.Scope(), b.EventIDs)
+	n, err := lane.st.Purge(r.Context(), lane.Scope(), b.EventIDs)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
@@ -183,12 +182,12 @@ func (a api) purge(w http.ResponseWriter, r *http.Request, lane relay.Lane, b ID
 	writeJSON(w, ChangeResponse{Changed: n})
 }
 
-func (a api) retryNow(w http.ResponseWriter, r *http.Request, lane relay.Lane, b IDsRequest) {
+func (a api) retryNow(w http.ResponseWriter, r *http.Request, lane laneRef, b IDsRequest) {
 	if len(b.EventIDs) == 0 {
 		writeError(w, http.StatusBadRequest, "name the pending event_ids to retry now")
 		return
 	}
-	rep, err := Replayer(a.st)
+	rep, err := Replayer(lane.st)
 	if err != nil {
 		writeError(w, http.StatusNotImplemented, err.Error())
 		return
@@ -202,9 +201,9 @@ func (a api) retryNow(w http.ResponseWriter, r *http.Request, lane relay.Lane, b
 }
 
 // setPaused answers POST /api/lanes/{lane}/pause and /resume.
-func (a api) setPaused(paused bool) func(http.ResponseWriter, *http.Request, relay.Lane, struct{}) {
-	return func(w http.ResponseWriter, r *http.Request, lane relay.Lane, _ struct{}) {
-		ls, ok := a.st.(store.LaneStater)
+func (a api) setPaused(paused bool) func(http.ResponseWriter, *http.Request, laneRef, struct{}) {
+	return func(w http.ResponseWriter, r *http.Request, lane laneRef, _ struct{}) {
+		ls, ok := lane.st.(store.LaneStater)
 		if !ok {
 			writeError(w, http.StatusNotImplemented, "this store keeps no lane state")
 			return

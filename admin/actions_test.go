@@ -181,7 +181,7 @@ func TestSeriesSamplesRelayCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSeries(st, lanes, m, 15*time.Second)
+	s := newSeries(single(st, lanes, nil), m, 15*time.Second)
 	ctx := context.Background()
 	t0 := time.Now()
 	m.BatchDone(relay.BatchStats{Lane: "main", Delivered: 30})

@@ -224,11 +224,11 @@ func TestAPIUnselected(t *testing.T) {
 			Unselected []TableUnselected
 		}
 		body := getJSON(t, base+"/api/lanes"+query, http.StatusOK, &status)
-		if len(status.Unselected) != 1 || status.Unselected[0] != (TableUnselected{Table: herald.DefaultTable, Rows: want}) {
+		if len(status.Unselected) != 1 || status.Unselected[0] != (TableUnselected{Store: DefaultStore, Table: herald.DefaultTable, Rows: want}) {
 			t.Errorf("/api/lanes%s = %s; want %d unselected rows in %s", query, body, want, herald.DefaultTable)
 		}
-		if len(status.Lanes) != 2 || len(status.Lanes[0]) != 9 {
-			t.Errorf("/api/lanes%s lanes = %v; want 2 lanes of the 9 fields (the 8 of before and paused)", query, status.Lanes)
+		if len(status.Lanes) != 2 || len(status.Lanes[0]) != 10 || status.Lanes[0]["store"] != DefaultStore {
+			t.Errorf("/api/lanes%s lanes = %v; want 2 lanes of the 10 fields (the 8 of before, paused and store)", query, status.Lanes)
 		}
 	}
 }

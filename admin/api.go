@@ -15,7 +15,9 @@ import (
 // LaneStatus is one lane in `herald status --json` and GET /api/lanes (a
 // contract: field names do not change).
 type LaneStatus struct {
-	Name                    string  `json:"name"`
+	Name string `json:"name"`
+	// Store names the lane's store (config.DefaultStore for `store`).
+	Store                   string  `json:"store"`
 	Table                   string  `json:"table"`
 	Pending                 int64   `json:"pending"`
 	Retrying                int64   `json:"retrying"`
@@ -62,11 +64,17 @@ func NewDeadSummary(r store.Record) DeadSummary {
 // maxDeadPage bounds one page of GET /api/lanes/{lane}/dead.
 const maxDeadPage = 1000
 
-// api serves the JSON API over a store and its lanes; actions need token.
+// api serves the JSON API over stores and their lanes; actions need token.
 type api struct {
-	st    store.Store
-	lanes []relay.Lane
-	token string
+	stores []StoreLanes
+	token  string
+}
+
+// laneRef is a lane with the store it is relayed from.
+type laneRef struct {
+	relay.Lane
+	st        store.Store
+	storeName string
 }
 
 // lanesStatus answers GET /api/lanes[?tenant=T]: each lane's rows by state,
@@ -75,29 +83,17 @@ func (a api) lanesStatus(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), statsTimeout)
 	defer cancel()
 	tenant := r.URL.Query().Get("tenant")
-	out := make([]LaneStatus, 0, len(a.lanes))
-	scopes := make([]store.Scope, 0, len(a.lanes))
-	for _, l := range a.lanes {
-		sc := l.Scope()
-		scopes = append(scopes, sc)
-		if tenant != "" {
-			sc.Tenant = tenant
-		}
-		st, err := a.st.Stats(ctx, sc)
+	var report StatusReport
+	for _, s := range a.stores {
+		// Without the state table (not migrated yet) the lanes show no state.
+		part, _, err := StoreStatus(ctx, s, tenant)
 		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("lane %s: %v", l.Name, err))
+			writeError(w, http.StatusServiceUnavailable, err.Error())
 			return
 		}
-		out = append(out, NewLaneStatus(l.Name, l.Table, st))
+		report.Add(part)
 	}
-	// Without the state table (not migrated yet) the lanes show no state.
-	_ = AddLaneStates(ctx, a.st, out)
-	unselected, err := Unselected(ctx, a.st, scopes, tenant)
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-		return
-	}
-	writeJSON(w, StatusReport{Lanes: out, Unselected: unselected})
+	writeJSON(w, report)
 }
 
 // deadList answers GET /api/lanes/{lane}/dead[?after=ID&limit=N]: dead
@@ -118,7 +114,7 @@ func (a api) deadList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	recs, err := a.st.List(r.Context(), store.ListParams{Scope: lane.Scope(), Status: store.StatusDead,
+	recs, err := lane.st.List(r.Context(), store.ListParams{Scope: lane.Scope(), Status: store.StatusDead,
 		AfterID: after, Limit: int(limit)})
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
@@ -137,13 +133,15 @@ func (a api) deadList(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, page)
 }
 
-func (a api) lane(name string) (relay.Lane, bool) {
-	for _, l := range a.lanes {
+// lane finds the lane named name in any store (lane names are unique
+// across a config's stores).
+func (a api) lane(name string) (laneRef, bool) {
+	for _, l := range eachLane(a.stores) {
 		if l.Name == name {
 			return l, true
 		}
 	}
-	return relay.Lane{}, false
+	return laneRef{}, false
 }
 
 // queryInt reads an integer query parameter in [lo, hi], def when absent.

@@ -96,6 +96,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	if s := text(`tr[data-lane="main"] td.state`); s != "ok" {
 		t.Errorf("lane main shows state %q; want ok", s)
 	}
+	if s := text(`tr[data-lane="main"] td.store`); s != DefaultStore {
+		t.Errorf("lane main shows store %q; want %s", s, DefaultStore)
+	}
 
 	enqueue(t, st, herald.Event{ID: "gift-3", Topic: "t", Type: "GiftSent"})
 	if err := st.SetLanePaused(bg, "main", true); err != nil {

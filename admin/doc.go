@@ -6,7 +6,9 @@
 //	GET /         the web dashboard
 //	GET /metrics  Prometheus text format
 //	GET /healthz  200 while the process serves
-//	GET /readyz   200 when the store answers, 503 with the error otherwise
+//	GET /readyz   200 when every store answers and its relay reaches its
+//	              brokers, 503 with the reasons otherwise (each naming its
+//	              store when there are several: ListenStores)
 //	GET /api/lanes[?tenant=T]                    each lane's rows by state
 //	GET /api/lanes/{lane}/dead[?after=ID&limit=N] dead events, a page at a time
 package admin

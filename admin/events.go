@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/heraldhq/herald/relay"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -17,7 +16,7 @@ type EventPage struct {
 }
 
 // laneOf finds the lane named in the path or writes a 404.
-func (a api) laneOf(w http.ResponseWriter, r *http.Request) (relay.Lane, bool) {
+func (a api) laneOf(w http.ResponseWriter, r *http.Request) (laneRef, bool) {
 	lane, ok := a.lane(r.PathValue("lane"))
 	if !ok {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no lane %q", r.PathValue("lane")))
@@ -44,7 +43,7 @@ func (a api) events(w http.ResponseWriter, r *http.Request) {
 	writeError(w, http.StatusBadRequest, err.Error())
 }
 
-func (a api) eventPage(w http.ResponseWriter, r *http.Request, lane relay.Lane, after int64, limit int) {
+func (a api) eventPage(w http.ResponseWriter, r *http.Request, lane laneRef, after int64, limit int) {
 	v := r.URL.Query()
 	q := store.EventQuery{Scope: lane.Scope()}
 	if s := v.Get("status"); s != "" {
@@ -62,7 +61,7 @@ func (a api) eventPage(w http.ResponseWriter, r *http.Request, lane relay.Lane, 
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	rep, err := Replayer(a.st)
+	rep, err := Replayer(lane.st)
 	if err != nil {
 		writeError(w, http.StatusNotImplemented, err.Error())
 		return
@@ -92,7 +91,7 @@ func (a api) event(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	rec, err := a.st.Get(r.Context(), lane.Table, id)
+	rec, err := lane.st.Get(r.Context(), lane.Table, id)
 	if errors.Is(err, store.ErrNotFound) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("event %s is not in table %s (lane %s)", id, lane.Table, lane.Name))
 		return
@@ -102,7 +101,7 @@ func (a api) event(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var history []store.Replay
-	if rep, err := Replayer(a.st); err == nil {
+	if rep, err := Replayer(lane.st); err == nil {
 		// A database an older Herald migrated has no history yet.
 		history, _ = rep.ReplayHistory(r.Context(), lane.Table, id)
 	}

@@ -27,6 +27,12 @@ type Metrics struct {
 
 // NewMetrics registers Herald's metrics for lanes on reg.
 func NewMetrics(reg prometheus.Registerer, st store.Store, lanes []relay.Lane) (*Metrics, error) {
+	return NewStoresMetrics(reg, single(st, lanes, nil))
+}
+
+// NewStoresMetrics is NewMetrics over the lanes of several stores (whose
+// names are unique across them: the metrics name lanes, not stores).
+func NewStoresMetrics(reg prometheus.Registerer, stores []StoreLanes) (*Metrics, error) {
 	m := &Metrics{
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_relay_events_total",
@@ -37,7 +43,7 @@ func NewMetrics(reg prometheus.Registerer, st store.Store, lanes []relay.Lane) (
 			Help:    "Duration of each step of a worker pass (claim, publish, mark), by lane.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 15), // 0.5 ms … 8 s
 		}, []string{"lane", "step"}),
-		rows: newLaneRows(st, lanes),
+		rows: newLaneRows(stores),
 	}
 	for _, c := range []prometheus.Collector{m.events, m.steps, m.rows} {
 		if err := reg.Register(c); err != nil {
@@ -70,15 +76,14 @@ func (m *Metrics) BatchDone(s relay.BatchStats) {
 // scrape time. A lane whose read fails is left out of that scrape and
 // counted in herald_outbox_stats_errors_total.
 type laneRows struct {
-	st     store.Store
-	lanes  []relay.Lane
+	stores []StoreLanes
 	rows   *prometheus.Desc
 	oldest *prometheus.Desc
 	errs   *prometheus.CounterVec
 }
 
-func newLaneRows(st store.Store, lanes []relay.Lane) *laneRows {
-	return &laneRows{st: st, lanes: lanes,
+func newLaneRows(stores []StoreLanes) *laneRows {
+	return &laneRows{stores: stores,
 		rows: prometheus.NewDesc("herald_outbox_events",
 			"Events in a lane's scope of its outbox table, by state (pending, retrying, in_flight, delivered, dead).",
 			[]string{"lane", "table", "state"}, nil),
@@ -101,8 +106,8 @@ func (c *laneRows) Describe(ch chan<- *prometheus.Desc) {
 func (c *laneRows) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
 	defer cancel()
-	for _, l := range c.lanes {
-		st, err := c.st.Stats(ctx, l.Scope())
+	for _, l := range eachLane(c.stores) {
+		st, err := l.st.Stats(ctx, l.Scope())
 		if err != nil {
 			c.errs.WithLabelValues(l.Name).Inc()
 			continue

@@ -6,9 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/heraldhq/herald/relay"
-	"github.com/heraldhq/herald/store"
 )
 
 // seriesSpan is how far back the lane charts go.
@@ -33,8 +30,7 @@ type laneCounts struct{ delivered, dead atomic.Int64 }
 // series keeps the last hour of points per lane, in memory: no external
 // service, and a restarted relay starts its charts afresh.
 type series struct {
-	st       store.Store
-	lanes    []relay.Lane
+	stores   []StoreLanes
 	metrics  *Metrics // nil: rates are 0
 	interval time.Duration
 
@@ -44,11 +40,11 @@ type series struct {
 	lastAt time.Time
 }
 
-func newSeries(st store.Store, lanes []relay.Lane, m *Metrics, interval time.Duration) *series {
+func newSeries(stores []StoreLanes, m *Metrics, interval time.Duration) *series {
 	if interval <= 0 {
 		interval = defaultSeriesInterval
 	}
-	return &series{st: st, lanes: lanes, metrics: m, interval: interval,
+	return &series{stores: stores, metrics: m, interval: interval,
 		points: map[string][]Point{}, last: map[string][2]int64{}}
 }
 
@@ -70,16 +66,16 @@ func (s *series) run(ctx context.Context) {
 func (s *series) sample(ctx context.Context, now time.Time) {
 	ctx, cancel := context.WithTimeout(ctx, statsTimeout)
 	defer cancel()
-	lags := make(map[string]float64, len(s.lanes))
-	for _, l := range s.lanes {
-		if st, err := s.st.Stats(ctx, l.Scope()); err == nil {
+	lags := map[string]float64{}
+	for _, l := range eachLane(s.stores) {
+		if st, err := l.st.Stats(ctx, l.Scope()); err == nil {
 			lags[l.Name] = st.OldestPendingAge.Seconds()
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	elapsed := now.Sub(s.lastAt).Seconds()
-	for _, l := range s.lanes {
+	for _, l := range eachLane(s.stores) {
 		totals := s.metrics.totals(l.Name)
 		prev, seen := s.last[l.Name]
 		s.last[l.Name] = totals

@@ -39,6 +39,16 @@ func Listen(addr string, reg prometheus.Gatherer, st store.Store, lanes []relay.
 	for _, opt := range opts {
 		opt(&o)
 	}
+	return ListenStores(addr, reg, single(st, lanes, o.health), opts...)
+}
+
+// ListenStores is Listen over several stores, each with its lanes and its
+// relay's health (WithHealth is not used: each StoreLanes has its own).
+func ListenStores(addr string, reg prometheus.Gatherer, stores []StoreLanes, opts ...Option) (*Server, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin: listen on %s: %w", addr, err)
@@ -49,22 +59,14 @@ func Listen(addr string, reg prometheus.Gatherer, st store.Store, lanes []relay.
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), pingTimeout)
-		defer cancel()
-		if err := st.DB().PingContext(ctx); err != nil {
-			http.Error(w, "store unreachable: "+err.Error(), http.StatusServiceUnavailable)
+		if why := unready(r.Context(), stores); len(why) > 0 {
+			http.Error(w, strings.Join(why, "\n"), http.StatusServiceUnavailable)
 			return
-		}
-		if o.health != nil {
-			if why := o.health.Unready(); len(why) > 0 {
-				http.Error(w, strings.Join(why, "\n"), http.StatusServiceUnavailable)
-				return
-			}
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	a := api{st: st, lanes: lanes, token: o.token}
-	charts := newSeries(st, lanes, o.metrics, o.seriesInterval)
+	a := api{stores: stores, token: o.token}
+	charts := newSeries(stores, o.metrics, o.seriesInterval)
 	routes(mux, a, charts)
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln,

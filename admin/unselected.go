@@ -12,6 +12,8 @@ import (
 // filters): they wait forever and no lane's counts show them. It is the
 // "unselected" list of `herald status --json` and GET /api/lanes.
 type TableUnselected struct {
+	// Store names the table's store (set by StoreStatus).
+	Store string `json:"store,omitempty"`
 	Table string `json:"table"`
 	Rows  int64  `json:"rows"`
 }

@@ -19,8 +19,13 @@ import (
 // unknown keys are rejected.
 type File struct {
 	// Node names this process in worker ids. Defaults to host-pid.
-	Node    string             `yaml:"node"`
-	Store   Store              `yaml:"store"`
+	Node string `yaml:"node"`
+	// Store is the default store, the one named "default" (DefaultStore):
+	// the store of every lane and projection that names none.
+	Store Store `yaml:"store"`
+	// Stores are further databases by name, each set like Store; a lane or
+	// projection names its own with `store` (stores.go).
+	Stores  map[string]*Store  `yaml:"stores,omitempty"`
 	Brokers map[string]*Broker `yaml:"brokers"`
 	Lanes   []Lane             `yaml:"lanes"`
 	// Projections are run by `herald run` (projections.go).
@@ -28,6 +33,14 @@ type File struct {
 	Admin       Admin                `yaml:"admin"`
 	Tracing     Tracing              `yaml:"tracing"`
 	Log         Log                  `yaml:"log"`
+	// noDefaultStore is set when the file gives `stores` and no `store`
+	// (nor the environment one): there is then no store named default.
+	noDefaultStore bool
+	// scope is the store a ForStore copy was cut down to ("" for a whole
+	// file); projectionAt is the index in the whole file of each of its
+	// Projections, for errors that name their key path.
+	scope        string
+	projectionAt []int
 }
 
 // Lane is one entry of `lanes`: a relay lane, whose settings, YAML keys,
@@ -93,6 +106,7 @@ func parseOver(base string, data []byte, source string, d Drivers) (*File, error
 		return nil, fail(err)
 	}
 	fileBrokers := sectionKeys(file, "brokers") // before merging changes file's nodes
+	onlyNamedStores := file != nil && mappingIndex(file, "stores") >= 0 && mappingIndex(file, "store") < 0
 	merged := file
 	if base != "" {
 		if merged, err = rootNode([]byte(base)); err != nil {
@@ -112,6 +126,9 @@ func parseOver(base string, data []byte, source string, d Drivers) (*File, error
 		}
 	}
 	f.dropUnusedDefaultBrokers(fileBrokers)
+	if onlyNamedStores {
+		f.Store, f.noDefaultStore = Store{}, true
+	}
 	f.applyEnv()
 	if err := d.decode(&f, file); err != nil {
 		return nil, fail(err)
@@ -191,10 +208,10 @@ lanes:
 
 func (f *File) applyEnv() {
 	if v := os.Getenv("HERALD_STORE_DRIVER"); v != "" {
-		f.Store.Driver = v
+		f.Store.Driver, f.noDefaultStore = v, false
 	}
 	if v := os.Getenv("HERALD_STORE_DSN"); v != "" {
-		f.Store.DSN = v
+		f.Store.DSN, f.noDefaultStore = v, false
 	}
 	if v := os.Getenv("HERALD_NODE"); v != "" {
 		f.Node = v

@@ -72,8 +72,11 @@ func (d Drivers) decode(f *File, file *yaml.Node) error {
 			}
 		}
 	}
-	if err := f.Store.decode(d, file); err != nil {
-		errs = append(errs, err)
+	if !f.noDefaultStore {
+		if err := f.Store.decode(d, file); err != nil {
+			errs = append(errs, err)
+		}
 	}
+	errs = append(errs, d.decodeStores(f, file)...)
 	return errors.Join(errs...)
 }

@@ -11,6 +11,17 @@ import (
 func (f *File) Print() ([]byte, error) {
 	c := *f
 	c.Store.DSN = Redact(c.Store.DSN)
+	if len(f.Stores) > 0 {
+		c.Stores = make(map[string]*Store, len(f.Stores))
+		for name, s := range f.Stores {
+			if s != nil {
+				r := *s
+				r.DSN = Redact(r.DSN)
+				s = &r
+			}
+			c.Stores[name] = s
+		}
+	}
 	if c.Admin.Token != "" {
 		c.Admin.Token = "xxxxx"
 	}
@@ -21,5 +32,16 @@ func (f *File) Print() ([]byte, error) {
 		}
 		c.Brokers[name] = b
 	}
-	return yaml.Marshal(&c)
+	if !f.noDefaultStore {
+		return yaml.Marshal(&c)
+	}
+	// Without a default store the file has no `store` section to print.
+	var n yaml.Node
+	if err := n.Encode(&c); err != nil {
+		return nil, err
+	}
+	if i := mappingIndex(&n, "store"); i >= 0 {
+		n.Content = append(n.Content[:i], n.Content[i+2:]...)
+	}
+	return yaml.Marshal(&n)
 }

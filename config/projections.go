@@ -28,6 +28,9 @@ func (f *File) validateProjections() []error {
 			errs = append(errs, fmt.Errorf("%s.name: projection %q is defined twice", path, p.Name))
 		}
 		seen[p.Name] = true
+		if err := f.checkStoreName(path+".store", p.Store); err != nil {
+			errs = append(errs, err)
+		}
 		if p.Source.Broker == "" {
 			continue
 		}
@@ -62,7 +65,7 @@ func (rt *Runtime) StartProjections(ctx context.Context, log *slog.Logger, migra
 	}
 	var out []Projection
 	for i, p := range rt.File.Projections {
-		path := fmt.Sprintf("projections[%d]", i)
+		path := fmt.Sprintf("projections[%d]", rt.File.projectionIndex(i))
 		c, err := p.Prepare(ctx, s, path)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)

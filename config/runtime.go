@@ -68,6 +68,9 @@ func (rt *Runtime) Migrate(ctx context.Context) error {
 // is empty.
 func (f *File) Lane(name string) (*Lane, error) {
 	if name == "" {
+		if len(f.Lanes) == 0 {
+			return nil, fmt.Errorf("%w: no lane uses store %s", ErrInvalid, f.StoreName())
+		}
 		return &f.Lanes[0], nil
 	}
 	for i := range f.Lanes {
@@ -108,6 +111,29 @@ func (rt *Runtime) StartBrokers(ctx context.Context, log *slog.Logger) error {
 		rt.Lanes = append(rt.Lanes, l)
 	}
 	return nil
+}
+
+// BrokerRuntime returns a Runtime of f that holds no store: its
+// StartBrokers opens once each broker that f's lanes use, in whichever
+// store, for the runtimes of several stores to share (UseBrokers).
+func BrokerRuntime(f *File) *Runtime {
+	return &Runtime{File: f, Endpoints: map[string]string{}, ClientURLs: map[string]string{}}
+}
+
+// UseBrokers gives rt's lanes their publishers from b, a started
+// BrokerRuntime, and rt b's endpoints and client URLs; b keeps (and
+// closes) the brokers.
+func (rt *Runtime) UseBrokers(b *Runtime) {
+	pubs := map[string]relay.Lane{}
+	for _, l := range b.Lanes {
+		pubs[l.Name] = l
+	}
+	rt.Lanes = nil
+	for _, l := range rt.File.Lanes {
+		l.Publisher = pubs[l.Name].Publisher
+		rt.Lanes = append(rt.Lanes, l)
+	}
+	rt.Endpoints, rt.ClientURLs = b.Endpoints, b.ClientURLs
 }
 
 // Close releases brokers, embedded servers and the store, in reverse order.

@@ -2,7 +2,6 @@ package config
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"go.yaml.in/yaml/v3"
@@ -88,20 +87,21 @@ func (s *Store) applyDefaults() {
 	}
 }
 
-// validate returns the section's errors, each naming its key.
-func (s *Store) validate(d Drivers) []error {
+// validate returns the section's errors, each naming its key under path
+// (store, stores.NAME).
+func (s *Store) validate(d Drivers, path string) []error {
 	var errs []error
 	switch {
 	case s.Config == nil:
-		errs = append(errs, fmt.Errorf("store.driver: %w", d.unknownStore(s.Driver)))
+		errs = append(errs, fmt.Errorf("%s.driver: %w", path, d.unknownStore(s.Driver)))
 		if s.DSN == "" {
-			errs = append(errs, errors.New("store.dsn: is required"))
+			errs = append(errs, fmt.Errorf("%s.dsn: is required", path))
 		}
 	case s.DSN == "":
-		errs = append(errs, errors.New("store.dsn: is required"))
+		errs = append(errs, fmt.Errorf("%s.dsn: is required", path))
 	default:
 		if err := s.Config.Validate(s.DSN); err != nil {
-			errs = append(errs, fmt.Errorf("store.%w", err))
+			errs = append(errs, fmt.Errorf("%s.%w", path, err))
 		}
 	}
 	return errs

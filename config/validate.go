@@ -12,7 +12,7 @@ import (
 )
 
 func (f *File) applyDefaults() {
-	f.Store.applyDefaults()
+	f.applyStoreDefaults()
 	if f.Admin.Addr == "" {
 		f.Admin.Addr = "127.0.0.1:8080"
 	}
@@ -36,7 +36,7 @@ func (f *File) validate(d Drivers) error {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
 	}
-	errs = append(errs, f.Store.validate(d)...)
+	errs = append(errs, f.validateStores(d)...)
 	for _, name := range sortedKeys(f.Brokers) {
 		b := f.Brokers[name]
 		if b == nil {
@@ -57,6 +57,9 @@ func (f *File) validate(d Drivers) error {
 		}
 		for _, err := range validateLane(l, f.Brokers) {
 			errs = append(errs, fmt.Errorf("%s.%w", key, err))
+		}
+		if err := f.checkStoreName(key+".store", l.Store); err != nil {
+			errs = append(errs, err)
 		}
 		if seen[l.Name] && l.Name != "" {
 			add(key+".name", fmt.Errorf("lane %q is defined twice", l.Name))

@@ -88,6 +88,10 @@ type Lane struct {
 	// Broker names the lane's broker connection in logs, health and
 	// metrics. Defaults to the lane's name.
 	Broker string `yaml:"broker"`
+	// Store names the database the lane's table is in, among a config
+	// file's stores (package config; empty: the default store). A Relay
+	// relays from Config.Store only: `herald run` runs one Relay per store.
+	Store string `yaml:"store"`
 	// Destination renders each message's subject/topic/routing key. Required.
 	Destination broker.Template `yaml:"destination"`
 	// MaxPayload, when positive, is the largest payload the lane publishes,

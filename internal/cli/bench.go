@@ -65,7 +65,7 @@ func (a *app) benchCommand() *cobra.Command {
 
 // benchSetup opens the store and the lane's broker.
 func (a *app) benchSetup(ctx context.Context, f benchFlags, withBroker bool) (*config.Runtime, bench.Setup, error) {
-	rt, err := a.load(ctx, openBare)
+	rt, err := a.load(ctx, openBare, f.lane)
 	if err != nil {
 		return nil, bench.Setup{}, err
 	}

@@ -116,7 +116,7 @@ func TestEnqueueThenStatusJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("status --json is not JSON: %v\n%s", err, out)
 	}
-	keys := []string{"name", "table", "pending", "retrying", "in_flight", "delivered", "dead", "oldest_pending_age_seconds", "paused"}
+	keys := []string{"name", "store", "table", "pending", "retrying", "in_flight", "delivered", "dead", "oldest_pending_age_seconds", "paused"}
 	if len(st.Lanes) != 1 || len(st.Lanes[0]) != len(keys) || st.Lanes[0]["pending"] != 1.0 {
 		t.Fatalf("status --json = %s; want exactly the keys %v and pending 1", out, keys)
 	}
@@ -149,8 +149,8 @@ func TestStatusShowsRowsNoLaneSelects(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("status --json is not JSON: %v\n%s", err, out)
 	}
-	if len(st.Lanes) != 1 || len(st.Lanes[0]) != 9 || st.Lanes[0]["pending"] != 1.0 {
-		t.Errorf("status --json lanes = %v; want main with its 9 fields (the 8 of before and paused) and pending 1", st.Lanes)
+	if len(st.Lanes) != 1 || len(st.Lanes[0]) != 10 || st.Lanes[0]["pending"] != 1.0 {
+		t.Errorf("status --json lanes = %v; want main with its 10 fields (the 8 of before, paused and store) and pending 1", st.Lanes)
 	}
 	if len(st.Unselected) != 1 || st.Unselected[0]["table"] != "main_outbox" || st.Unselected[0]["rows"] != 2.0 {
 		t.Errorf("status --json unselected = %v; want main_outbox with 2 rows", st.Unselected)
@@ -160,10 +160,10 @@ func TestStatusShowsRowsNoLaneSelects(t *testing.T) {
 		t.Fatalf("status: exit %d: %s", code, errOut)
 	}
 	_, below, ok := strings.Cut(out, "UNSELECTED")
-	if !ok || !regexp.MustCompile(`(?m)^\s*main_outbox\s+2\s*$`).MatchString(below) {
+	if !ok || !regexp.MustCompile(`(?m)^\s*default\s+main_outbox\s+2\s*$`).MatchString(below) {
 		t.Errorf("status text does not show main_outbox with 2 unselected rows:\n%s", out)
 	}
-	if !regexp.MustCompile(`(?m)^\s*main\s+main_outbox\s+1\s`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^\s*main\s+default\s+main_outbox\s+1\s`).MatchString(out) {
 		t.Errorf("status text lost lane main's pending 1:\n%s", out)
 	}
 }

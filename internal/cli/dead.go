@@ -60,7 +60,7 @@ func (a *app) deadCommand() *cobra.Command {
 
 // deadScope opens the store and returns the chosen lane's scope.
 func (a *app) deadScope(ctx context.Context, f deadFlags) (*config.Runtime, store.Scope, error) {
-	rt, err := a.load(ctx, openExisting)
+	rt, err := a.load(ctx, openExisting, f.lane)
 	if err != nil {
 		return nil, store.Scope{}, err
 	}

@@ -115,7 +115,7 @@ func (a *app) enqueue(cmd *cobra.Command, o enqueueOptions, ev herald.Event) err
 	if o.create {
 		mode = openMigrating
 	}
-	rt, err := a.load(ctx, mode)
+	rt, err := a.load(ctx, mode, o.lane)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func (a *app) setPaused(ctx context.Context, name string, paused bool) error {
 	} else if _, err := f.Lane(name); err != nil && name != "" {
 		return err
 	}
-	rt, err := a.load(ctx, openExisting)
+	rt, err := a.load(ctx, openExisting, name)
 	if err != nil {
 		return err
 	}

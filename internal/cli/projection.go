@@ -52,16 +52,26 @@ func (a *app) projectionCommand() *cobra.Command {
 	return cmd
 }
 
-// projectionStore opens the configured store as a projection store.
-func (a *app) projectionStore(ctx context.Context) (*config.Runtime, store.ProjectionStore, error) {
-	f, err := a.loadConfig()
+// projectionStore opens a store as a projection store: --store's, else
+// the store of the configured projection named name, else the default.
+func (a *app) projectionStore(ctx context.Context, name string) (*config.Runtime, store.ProjectionStore, error) {
+	all, err := a.loadConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := a.storeFile(all, "")
+	for _, p := range all.Projections {
+		if p.Name == name && a.storeName == "" {
+			f, err = all.ForStore(p.Store)
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := config.CheckDatabaseExists(f.Store); err != nil {
 		return nil, nil, err // opening would create an empty SQLite file
 	}
-	rt, err := a.load(ctx, openBare)
+	rt, err := openFile(ctx, f, openBare)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -91,7 +101,7 @@ type projectionStatus struct {
 const lagCap = 10_000
 
 func (a *app) projectionStatus(ctx context.Context, f projectionFlags) error {
-	rt, ps, err := a.projectionStore(ctx)
+	rt, ps, err := a.projectionStore(ctx, "")
 	if err != nil {
 		return err
 	}
@@ -157,7 +167,7 @@ func (a *app) projectionReplay(ctx context.Context, f projectionFlags, name stri
 	if !f.dead {
 		return usagef("projection replay: pass --dead (dead events are what there is to replay)")
 	}
-	rt, ps, err := a.projectionStore(ctx)
+	rt, ps, err := a.projectionStore(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -171,7 +181,7 @@ func (a *app) projectionReplay(ctx context.Context, f projectionFlags, name stri
 }
 
 func (a *app) projectionRebuild(ctx context.Context, f projectionFlags, name string) error {
-	rt, ps, err := a.projectionStore(ctx)
+	rt, ps, err := a.projectionStore(ctx, name)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (a *app) replay(ctx context.Context, f replayFlags, ids []string) error {
 	if f.sample < 0 || f.batch <= 0 || f.rate < 0 {
 		return usagef("--sample must not be negative, --batch must be positive, --rate must not be negative")
 	}
-	rt, err := a.load(ctx, openExisting)
+	rt, err := a.load(ctx, openExisting, f.lane)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,8 @@ type app struct {
 	stdout, stderr io.Writer
 	configPath     string
 	logLevel       string
+	// storeName is --store: the store a command works on (stores.go).
+	storeName string
 	// log is the logger built from the config (nil before); jsonLog says
 	// whether log.format is json, so that every "herald:" line follows it.
 	log     *slog.Logger
@@ -90,6 +92,8 @@ func (a *app) rootCommand() *cobra.Command {
 	}
 	root.SetVersionTemplate("herald {{.Version}}\n")
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default: herald.yaml if present, else the embedded defaults)")
+	root.PersistentFlags().StringVar(&a.storeName, "store", "",
+		"store to work on, of the config's stores (default: the lane's when a lane is named, else the default store; run, status and migrate: every store)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides log.level)")
 	root.AddCommand(a.runCommand(), a.migrateCommand(), a.enqueueCommand(), a.statusCommand(),
 		a.deadCommand(), a.replayCommand(), a.benchCommand(), a.demoCommand(), a.versionCommand())
@@ -118,12 +122,23 @@ func (a *app) loadConfig() (*config.File, error) {
 	return config.Load(a.configPath, config.Drivers{Brokers: drivers.Brokers(), Stores: drivers.Stores()})
 }
 
-// load reads the config file and opens the store as mode allows.
-func (a *app) load(ctx context.Context, mode openMode) (*config.Runtime, error) {
-	f, err := a.loadConfig()
+// load reads the config file and opens the store of lane (storeFile) as
+// mode allows.
+func (a *app) load(ctx context.Context, mode openMode, lane string) (*config.Runtime, error) {
+	all, err := a.loadConfig()
 	if err != nil {
 		return nil, err
 	}
+	f, err := a.storeFile(all, lane)
+	if err != nil {
+		return nil, err
+	}
+	return openFile(ctx, f, mode)
+}
+
+// openFile opens the store of f (one store's part of a config) as mode
+// allows.
+func openFile(ctx context.Context, f *config.File, mode openMode) (*config.Runtime, error) {
 	if mode == openExisting {
 		if err := config.CheckDatabaseExists(f.Store); err != nil {
 			return nil, err

@@ -46,21 +46,35 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 	if err != nil {
 		return err
 	}
-	rt, err := openStoreWaiting(ctx, f, migrate, log)
+	files, err := a.storeFiles(f)
 	if err != nil {
 		return err
 	}
-	defer rt.Close()
-	if err := rt.StartBrokers(ctx, log); err != nil {
-		return err
-	}
-	projections, err := rt.StartProjections(ctx, log, migrate)
+	stores, err := openStores(ctx, files, migrate, log)
+	defer closeStores(stores)
 	if err != nil {
 		return err
 	}
-	a.announce(rt)
-	health := relay.NewHealth()
-	obs, stopAdmin, err := a.startAdmin(f, rt, health)
+	whole := f // every store's lanes, or --store's
+	if a.storeName != "" {
+		whole = files[0]
+	}
+	brokers := config.BrokerRuntime(whole)
+	defer brokers.Close()
+	if err := brokers.StartBrokers(ctx, log); err != nil {
+		return err
+	}
+	var projections []config.Projection
+	for _, s := range stores {
+		s.rt.UseBrokers(brokers)
+		ps, err := s.rt.StartProjections(ctx, s.log, migrate)
+		if err != nil {
+			return err
+		}
+		projections = append(projections, ps...)
+	}
+	a.announce(brokers, stores)
+	obs, stopAdmin, err := a.startAdmin(f, stores)
 	if err != nil {
 		return err
 	}
@@ -70,8 +84,7 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 		return err
 	}
 	defer stopTracing()
-	r, err := relay.New(relay.Config{Store: rt.Store, Lanes: rt.Lanes, Node: f.Node, Logger: log, Observer: obs,
-		TracerProvider: tp, Health: health})
+	relays, err := newRelays(stores, f.Node, obs, tp)
 	if err != nil {
 		return fmt.Errorf("%w: %v", config.ErrInvalid, err)
 	}
@@ -85,7 +98,7 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 			}
 		})
 	}
-	err = r.Run(ctx)
+	err = runRelays(ctx, relays)
 	stopProjections()
 	wg.Wait() // the projectors settle what they hold, then end
 	if errors.Is(err, store.ErrLogUnavailable) {
@@ -97,22 +110,25 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 }
 
 // startAdmin serves metrics and health on admin.addr (unless it is off)
-// and returns the relay's metrics observer and a stop function.
-func (a *app) startAdmin(f *config.File, rt *config.Runtime, health *relay.Health) (relay.Observer, func(), error) {
+// and returns the relays' metrics observer and a stop function.
+func (a *app) startAdmin(f *config.File, stores []*storeRun) (relay.Observer, func(), error) {
 	if f.Admin.Addr == config.AdminOff {
 		return nil, func() {}, nil
 	}
+	lanes := make([]admin.StoreLanes, len(stores))
+	for i, s := range stores {
+		lanes[i] = admin.StoreLanes{Name: s.name, Store: s.rt.Store, Lanes: s.rt.Lanes, Health: s.health}
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfoGauge())
-	m, err := admin.NewMetrics(reg, rt.Store, rt.Lanes)
+	m, err := admin.NewStoresMetrics(reg, lanes)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := admin.RegisterHealth(reg, health); err != nil {
+	if err := admin.RegisterStoresHealth(reg, lanes); err != nil {
 		return nil, nil, err
 	}
-	srv, err := admin.Listen(f.Admin.Addr, reg, rt.Store, rt.Lanes, admin.WithHealth(health),
-		admin.WithMetrics(m), admin.WithToken(f.Admin.Token))
+	srv, err := admin.ListenStores(f.Admin.Addr, reg, lanes, admin.WithMetrics(m), admin.WithToken(f.Admin.Token))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w (admin.addr; %q turns it off)", err, config.AdminOff)
 	}
@@ -131,7 +147,7 @@ func (a *app) startAdmin(f *config.File, rt *config.Runtime, health *relay.Healt
 
 // announce says where every broker is reached, above all the embedded NATS
 // server that other programs can subscribe to.
-func (a *app) announce(rt *config.Runtime) {
+func (a *app) announce(rt *config.Runtime, stores []*storeRun) {
 	names := make([]string, 0, len(rt.Endpoints))
 	for n := range rt.Endpoints {
 		names = append(names, n)
@@ -140,7 +156,13 @@ func (a *app) announce(rt *config.Runtime) {
 	for _, n := range names {
 		a.say("broker %s: %s", n, rt.Endpoints[n])
 	}
-	for _, l := range rt.File.Lanes {
-		a.say("lane %s: table %s → broker %s, destination %s", l.Name, l.Table, l.Broker, l.Destination)
+	for _, s := range stores {
+		for _, l := range s.rt.File.Lanes {
+			where := ""
+			if len(stores) > 1 {
+				where = "store " + s.name + ", "
+			}
+			a.say("lane %s: %stable %s → broker %s, destination %s", l.Name, where, l.Table, l.Broker, l.Destination)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
@@ -8,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/admin"
-	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/config"
 )
 
 func (a *app) statusCommand() *cobra.Command {
@@ -37,42 +38,50 @@ func (a *app) statusCommand() *cobra.Command {
 	return cmd
 }
 
+// status reads the lanes of every store (or of --store's) in config order
+// of the stores: the default store first.
 func (a *app) status(cmd *cobra.Command, tenant string) (admin.StatusReport, error) {
-	ctx := cmd.Context()
-	rt, err := a.load(ctx, openExisting)
+	f, err := a.loadConfig()
+	if err != nil {
+		return admin.StatusReport{}, err
+	}
+	files, err := a.storeFiles(f)
+	if err != nil {
+		return admin.StatusReport{}, err
+	}
+	report := admin.StatusReport{Lanes: []admin.LaneStatus{}, Unselected: []admin.TableUnselected{}}
+	for _, sf := range files {
+		part, err := a.storeStatus(cmd.Context(), sf, tenant)
+		if err != nil {
+			return admin.StatusReport{}, err
+		}
+		report.Add(part)
+	}
+	return report, nil
+}
+
+// storeStatus reads the lanes of one store's part of the config.
+func (a *app) storeStatus(ctx context.Context, f *config.File, tenant string) (admin.StatusReport, error) {
+	if len(f.Lanes) == 0 {
+		return admin.StatusReport{}, nil // a store only projections use
+	}
+	rt, err := openFile(ctx, f, openExisting)
 	if err != nil {
 		return admin.StatusReport{}, err
 	}
 	defer rt.Close()
-	out := make([]admin.LaneStatus, 0, len(rt.File.Lanes))
-	scopes := make([]store.Scope, 0, len(rt.File.Lanes))
-	for _, l := range rt.File.Lanes {
-		scope := store.Scope{Table: l.Table, Tenant: l.Tenant, IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes}
-		scopes = append(scopes, scope)
-		if tenant != "" {
-			scope.Tenant = tenant
-		}
-		st, err := rt.Store.Stats(ctx, scope)
-		if err != nil {
-			return admin.StatusReport{}, fmt.Errorf("lane %s: %w", l.Name, err)
-		}
-		out = append(out, admin.NewLaneStatus(l.Name, l.Table, st))
+	part, stateErr, err := admin.StoreStatus(ctx, admin.StoreLanes{Name: f.StoreName(), Store: rt.Store, Lanes: f.Lanes}, tenant)
+	if stateErr != nil {
+		a.say("lane state (pauses, brokers) of store %s unknown: %v", f.StoreName(), stateErr)
 	}
-	if err := admin.AddLaneStates(ctx, rt.Store, out); err != nil {
-		a.say("lane state (pauses, brokers) unknown: %v", err)
-	}
-	unselected, err := admin.Unselected(ctx, rt.Store, scopes, tenant)
-	if err != nil {
-		return admin.StatusReport{}, err
-	}
-	return admin.StatusReport{Lanes: out, Unselected: unselected}, nil
+	return part, err
 }
 
 func (a *app) printStatus(lanes []admin.LaneStatus) error {
 	w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "LANE\tTABLE\tPENDING\tRETRYING\tIN FLIGHT\tDELIVERED\tDEAD\tOLDEST PENDING\tSTATE\t")
+	fmt.Fprintln(w, "LANE\tSTORE\tTABLE\tPENDING\tRETRYING\tIN FLIGHT\tDELIVERED\tDEAD\tOLDEST PENDING\tSTATE\t")
 	for _, l := range lanes {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.1fs\t%s\t\n", l.Name, l.Table, l.Pending, l.Retrying,
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.1fs\t%s\t\n", l.Name, l.Store, l.Table, l.Pending, l.Retrying,
 			l.InFlight, l.Delivered, l.Dead, l.OldestPendingAgeSeconds, l.StateText())
 	}
 	return w.Flush()
@@ -82,10 +91,10 @@ func (a *app) printStatus(lanes []admin.LaneStatus) error {
 // lanes: a lane's counts cannot show them.
 func (a *app) printUnselected(tables []admin.TableUnselected) error {
 	w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "\nTABLE\tUNSELECTED\t")
+	fmt.Fprintln(w, "\nSTORE\tTABLE\tUNSELECTED\t")
 	some := false
 	for _, u := range tables {
-		fmt.Fprintf(w, "%s\t%d\t\n", u.Table, u.Rows)
+		fmt.Fprintf(w, "%s\t%s\t%d\t\n", u.Store, u.Table, u.Rows)
 		some = some || u.Rows > 0
 	}
 	if err := w.Flush(); err != nil {

@@ -85,24 +85,3 @@ func (a *app) versionCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
-
-func (a *app) migrateCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "migrate",
-		Short: "Create or upgrade every lane's outbox table",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			rt, err := a.load(cmd.Context(), openBare)
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			if err := rt.Migrate(cmd.Context()); err != nil {
-				return err
-			}
-			fmt.Fprintln(a.stdout, "migrated")
-			a.printLogNeeds(cmd.Context(), rt)
-			return nil
-		},
-	}
-}

@@ -32,6 +32,10 @@ import (
 type Projection struct {
 	// Name is the projection's name in the ledger. Required.
 	Name string `yaml:"name"`
+	// Store names the config file's store whose database holds the ledger
+	// and the read model (and the outbox of an outbox source); empty: the
+	// default store.
+	Store string `yaml:"store"`
 	// Source is where the events come from. Required.
 	Source Source `yaml:"source"`
 	// IncludeTypes / ExcludeTypes filter event types (projector.Config).
