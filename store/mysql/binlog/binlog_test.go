@@ -316,3 +316,18 @@ func TestBinlogRefusesUnreadableLog(t *testing.T) {
 		t.Fatalf("CheckLog without a binary log = %v, want ErrLogUnavailable naming log_bin", err)
 	}
 }
+
+// Rule: an idle stream stays open past the reader's silence limit (10 s):
+// the server's heartbeats keep it alive, and an event after the silence
+// arrives.
+func TestBinlogIdleStreamStaysOpen(t *testing.T) {
+	e := newBinlogEnv(t)
+	st := e.open("idle")
+	if b, err := st.Next(context.Background(), 100, 12*time.Second); err != nil || len(b.Records) != 0 {
+		t.Fatalf("an idle stream after 12 s: %v, %v; want no events and no error", b.Records, err)
+	}
+	e.insert("late")
+	if got := read(t, st, 1); strings.Join(got, " ") != "late" {
+		t.Fatalf("after the silence the stream read %v", got)
+	}
+}
