@@ -7,7 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/stdout"
-	"github.com/heraldhq/herald/store/mysql"
+	"github.com/heraldhq/herald/store/mysql/binlog"
 )
 
 // A file is laid over the embedded defaults: it may set a single key.
@@ -34,7 +34,7 @@ func TestFileMergesOverDefaults(t *testing.T) {
 	})
 	t.Run("another driver replaces the store", func(t *testing.T) {
 		f := mustParse(t, "store: {driver: mysql, dsn: \"root@tcp(127.0.0.1:3306)/test\"}\n")
-		if f.Store.Driver != "mysql" || as[*mysql.Config](f.Store.Config) == nil {
+		if f.Store.Driver != "mysql" || as[*binlog.Config](f.Store.Config) == nil {
 			t.Fatalf("store: %+v", f.Store)
 		}
 		_, err := parse([]byte("store: {driver: postgres}\n"), "t.yaml")

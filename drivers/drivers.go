@@ -18,7 +18,7 @@ import (
 	"github.com/heraldhq/herald/broker/stdout"
 	"github.com/heraldhq/herald/broker/webhook"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/mysql"
+	"github.com/heraldhq/herald/store/mysql/binlog"
 	"github.com/heraldhq/herald/store/postgres"
 	"github.com/heraldhq/herald/store/sqlite"
 )
@@ -41,7 +41,9 @@ func Brokers() []broker.Driver {
 func Stores() []store.Driver {
 	return []store.Driver{
 		sqlite.Driver{},
-		mysql.Driver{},
+		// mysql with log lanes from the binary log (it links vitess's
+		// binlog client; mysql.Driver{} is the same store without them).
+		binlog.Driver{},
 		postgres.Driver{},
 	}
 }

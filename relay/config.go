@@ -247,7 +247,7 @@ func (c Config) validate() error {
 			return fmt.Errorf("relay: lane %q: fair_tenants needs a store that lists tenants (MySQL/MariaDB, PostgreSQL, SQLite); %T does not", l.Name, c.Store)
 		}
 		if _, ok := c.Store.(store.LogReader); l.Source == SourceLog && !ok {
-			return fmt.Errorf("relay: lane %q: source log needs a database whose log Herald reads (PostgreSQL); this store has none", l.Name)
+			return fmt.Errorf("relay: lane %q: source log needs a database whose log Herald reads (PostgreSQL; MySQL/MariaDB through store/mysql/binlog); this store has none", l.Name)
 		}
 		if seen[l.Name] {
 			return fmt.Errorf("relay: lane %q is configured twice", l.Name)

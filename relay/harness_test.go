@@ -21,7 +21,11 @@ import (
 	"github.com/heraldhq/herald/store/sqlite"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// glog, linked with vitess (store/mysql/binlog), starts its flush daemon
+// when it is loaded; nothing else may leak.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+}
 
 // env is one test's SQLite store, outbox table and in-memory broker.
 type env struct {

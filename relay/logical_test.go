@@ -71,6 +71,11 @@ func order(pub *memory.Publisher, key string) string {
 // for it; a permanently failing one goes dead, visible to `herald dead`.
 func TestLogicalLaneRetriesWithoutBlockingOtherKeys(t *testing.T) {
 	e, _ := newLogicalEnv(t)
+	logLaneRetries(t, e)
+}
+
+// logLaneRetries runs TestLogicalLaneRetriesWithoutBlockingOtherKeys on e, a log lane env of any store.
+func logLaneRetries(t *testing.T, e *env) {
 	e.pub.FailEvent("a-001", 2, errors.New("transient"))
 	e.pub.FailEvent("c-000", 1, herald.Permanent(errors.New("refused")))
 	r := e.startLog()
@@ -109,6 +114,11 @@ func TestLogicalLaneRetriesWithoutBlockingOtherKeys(t *testing.T) {
 // every event arrives; events committed during the outage too.
 func TestLogicalBrokerOutageLosesNothing(t *testing.T) {
 	e, _ := newLogicalEnv(t)
+	logBrokerOutage(t, e)
+}
+
+// logBrokerOutage runs TestLogicalBrokerOutageLosesNothing on e, a log lane env of any store.
+func logBrokerOutage(t *testing.T, e *env) {
 	e.pub.SetDown(herald.Unavailable(errors.New("connection refused")))
 	e.startLog()
 	e.enqueue(events("o", "k", 20)...)
@@ -151,6 +161,11 @@ func TestLogicalDatabaseRestart(t *testing.T) {
 // time by a log lane, and its key's later events wait for it.
 func TestLogicalDelayedEvent(t *testing.T) {
 	e, _ := newLogicalEnv(t)
+	logDelayedEvent(t, e)
+}
+
+// logDelayedEvent runs TestLogicalDelayedEvent on e, a log lane env of any store.
+func logDelayedEvent(t *testing.T, e *env) {
 	e.startLog()
 	evs := events("d", "k", 3)
 	evs[0].AvailableAt = time.Now().Add(time.Second)

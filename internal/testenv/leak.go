@@ -3,7 +3,7 @@ package testenv
 import "go.uber.org/goleak"
 
 // LeakOptions are the goleak options for a package that links the RocketMQ
-// client (every package importing config does): the client starts a cache
+// client (every package importing config does) or vitess: the client starts a cache
 // janitor when it is loaded and leaves goroutines that sleep up to 10s after
 // Shutdown. Nothing of ours may leak; these are not ours.
 func LeakOptions() []goleak.Option {
@@ -24,5 +24,8 @@ func LeakOptions() []goleak.Option {
 		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*pushConsumer).pullMessage"),
 		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/consumer.(*defaultPullConsumer).pullMessage"),
 		goleak.IgnoreAnyFunction("github.com/apache/rocketmq-client-go/v2/internal.GetOrNewRocketMQClient.func1"),
+		// glog (linked with vitess's binlog client, store/mysql/binlog)
+		// starts its flush daemon when it is loaded.
+		goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"),
 	}
 }

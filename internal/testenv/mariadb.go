@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -20,6 +21,9 @@ type MariaDB struct {
 	dir  string
 	cmd  *exec.Cmd
 	done chan struct{}
+	// Settings are extra server options passed at every Start; without
+	// any the server runs with --skip-log-bin.
+	Settings []string
 }
 
 // NewMariaDB creates a data directory (mariadb-install-db) and picks a
@@ -70,8 +74,11 @@ func (m *MariaDB) Start(t testing.TB) {
 	t.Helper()
 	m.cmd = exec.Command(m.bin, "--no-defaults", "--datadir="+filepath.Join(m.dir, "data"),
 		"--port="+strconv.Itoa(m.Port), "--bind-address=127.0.0.1", "--socket="+filepath.Join(m.dir, "sock"),
-		"--pid-file="+filepath.Join(m.dir, "pid"), "--user="+userName(), "--skip-log-bin",
-		"--innodb-buffer-pool-size=32M")
+		"--pid-file="+filepath.Join(m.dir, "pid"), "--user="+userName(), "--innodb-buffer-pool-size=32M")
+	if len(m.Settings) == 0 {
+		m.cmd.Args = append(m.cmd.Args, "--skip-log-bin")
+	}
+	m.cmd.Args = append(m.cmd.Args, m.Settings...)
 	m.cmd.Stdout, m.cmd.Stderr = nil, nil
 	if err := m.cmd.Start(); err != nil {
 		t.Fatalf("start mariadbd: %v", err)
@@ -95,4 +102,32 @@ func (m *MariaDB) Kill() {
 	_ = m.cmd.Process.Signal(syscall.SIGKILL)
 	<-m.done
 	m.cmd = nil
+}
+
+// BinlogSettings are the server options a binlog log lane needs: the
+// binary log on, row format with full images, and a server id.
+var BinlogSettings = []string{"--log-bin=binlog", "--binlog-format=ROW", "--binlog-row-image=FULL", "--server-id=1"}
+
+// NewBinlogMariaDB starts a mariadbd of the test's own with the binary log
+// in row format (for binlog log lanes; the shared server has none) and
+// returns it with the DSN of its database herald, created empty. Extra
+// options (e.g. "--binlog-format=MIXED") replace the matching defaults.
+func NewBinlogMariaDB(t testing.TB, extra ...string) (*MariaDB, string) {
+	t.Helper()
+	m := NewMariaDB(t)
+	m.Settings = append(append([]string{}, BinlogSettings...), extra...)
+	m.Start(t)
+	WaitFor(t, 30*time.Second, 100*time.Millisecond, "create database herald", func() bool {
+		return m.Exec("CREATE DATABASE IF NOT EXISTS herald") == nil
+	})
+	return m, m.DSN("herald")
+}
+
+// Exec runs one statement as root through the mariadb client.
+func (m *MariaDB) Exec(stmt string) error {
+	out, err := exec.Command("mariadb", "--no-defaults", "-uroot", "-h127.0.0.1", "-P"+strconv.Itoa(m.Port), "-e", stmt).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %v: %s", stmt, err, out)
+	}
+	return nil
 }

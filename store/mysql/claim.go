@@ -148,6 +148,11 @@ func candidateQuery(table string, status store.Status, p store.ClaimParams, limi
 	q := "SELECT " + sqlcommon.RecordColumns("r") + ", UTC_TIMESTAMP(6) FROM " + table + " r FORCE INDEX (" +
 		ix.name + ")\nWHERE " + ix.due + scope
 	args = append(ix.args, args...)
+	if p.HandedOver {
+		// A log lane's polling workers: fresh rows (no owner yet) belong to
+		// the lane's binlog reader (store/mysql/binlog).
+		q += " AND r.lease_owner <> ''"
+	}
 	if p.Ordered {
 		q += " AND (r.partition_key = '' OR NOT EXISTS (" + blockedByState(table, p.ParkOnDead) + "))"
 	}

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
@@ -46,18 +44,7 @@ func (d *decoder) event(m pglogrepl.Message, sc store.Scope) (store.Record, bool
 	default:
 		return rec, false
 	}
-	return rec, inScope(rec.Event, sc)
-}
-
-// inScope applies the lane's tenant and type filters, as a claim would.
-func inScope(ev herald.Event, sc store.Scope) bool {
-	switch {
-	case sc.Tenant != "" && ev.Tenant != sc.Tenant:
-		return false
-	case len(sc.IncludeTypes) > 0 && !slices.Contains(sc.IncludeTypes, ev.Type):
-		return false
-	}
-	return !slices.Contains(sc.ExcludeTypes, ev.Type)
+	return rec, sqlcommon.LogInScope(rec.Event, sc)
 }
 
 // rowRecord reads an outbox row from its text-format tuple.
@@ -101,7 +88,7 @@ func rowRecord(rel *pglogrepl.RelationMessage, tuple *pglogrepl.TupleData) store
 	if err := errors.Join(errs...); err != nil {
 		rec.HeadersErr = fmt.Errorf("the row as decoded from the log: %w", err)
 	}
-	finishLogRecord(&rec)
+	sqlcommon.FinishLogRecord(&rec)
 	return rec
 }
 
@@ -147,7 +134,7 @@ func messageRecord(m *pglogrepl.LogicalDecodingMessage) store.Record {
 	if err != nil {
 		rec.Event.Payload = m.Content
 		rec.HeadersErr = fmt.Errorf("logical message at %s: %w", m.LSN, err)
-		finishLogRecord(&rec)
+		sqlcommon.FinishLogRecord(&rec)
 		return rec
 	}
 	if lm.EventID != "" {
@@ -159,25 +146,6 @@ func messageRecord(m *pglogrepl.LogicalDecodingMessage) store.Record {
 	if len(lm.Payload) > 0 {
 		rec.Event.Payload = []byte(lm.Payload)
 	}
-	finishLogRecord(&rec)
+	sqlcommon.FinishLogRecord(&rec)
 	return rec
-}
-
-// finishLogRecord sets what a claim would: times in UTC, the age on this
-// process's clock (the log carries no read time), a non-nil payload.
-func finishLogRecord(rec *store.Record) {
-	now := time.Now()
-	if rec.Event.CreatedAt.IsZero() {
-		rec.Event.CreatedAt = now.UTC()
-	}
-	if rec.AvailableAt.IsZero() {
-		rec.AvailableAt = rec.Event.CreatedAt
-	}
-	if rec.Event.Payload == nil {
-		rec.Event.Payload = []byte{}
-	}
-	if len(rec.Event.Headers) == 0 {
-		rec.Event.Headers = nil
-	}
-	rec.Age = max(now.Sub(rec.Event.CreatedAt), 0)
 }

@@ -1,0 +1,41 @@
+package sqlcommon
+
+import (
+	"slices"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+)
+
+// LogInScope applies a log lane's tenant and type filters to an event read
+// from the database's log, as a claim's WHERE would.
+func LogInScope(ev herald.Event, sc store.Scope) bool {
+	switch {
+	case sc.Tenant != "" && ev.Tenant != sc.Tenant:
+		return false
+	case len(sc.IncludeTypes) > 0 && !slices.Contains(sc.IncludeTypes, ev.Type):
+		return false
+	}
+	return !slices.Contains(sc.ExcludeTypes, ev.Type)
+}
+
+// FinishLogRecord sets what a claim would on a record read from the log:
+// times in UTC, the age on this process's clock (the log carries no read
+// time), a non-nil payload.
+func FinishLogRecord(rec *store.Record) {
+	now := time.Now()
+	if rec.Event.CreatedAt.IsZero() {
+		rec.Event.CreatedAt = now.UTC()
+	}
+	if rec.AvailableAt.IsZero() {
+		rec.AvailableAt = rec.Event.CreatedAt
+	}
+	if rec.Event.Payload == nil {
+		rec.Event.Payload = []byte{}
+	}
+	if len(rec.Event.Headers) == 0 {
+		rec.Event.Headers = nil
+	}
+	rec.Age = max(now.Sub(rec.Event.CreatedAt), 0)
+}

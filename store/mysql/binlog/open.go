@@ -1,0 +1,188 @@
+package binlog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	vtmysql "vitess.io/vitess/go/mysql"
+	"vitess.io/vitess/go/mysql/sqlerror"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+)
+
+// heartbeat is how often the server sends a heartbeat on an idle dump,
+// so that a stream whose server vanished without closing the connection
+// is noticed (silence reads as a broken connection after deadAfter).
+const (
+	heartbeat = time.Second
+	deadAfter = 10 * heartbeat
+)
+
+// OpenLog takes the lane's lease, records the current end of the binary log
+// the first time (and hands the rows committed before it to the polling
+// workers), and starts a binlog dump at the recorded position.
+func (s *Store) OpenLog(ctx context.Context, p store.LogParams) (store.LogStream, error) {
+	if err := s.CheckLog(ctx); err != nil {
+		return nil, err
+	}
+	table, err := quote(p.Table)
+	if err != nil {
+		return nil, err
+	}
+	pos, err := s.takeLease(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	st := &logStream{s: s, p: p, table: table, lastRenew: time.Now()}
+	if pos.file == "" {
+		if pos, err = s.firstPosition(ctx, p, table); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	if err := st.open(ctx, pos); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// firstPosition records the end of the binary log as the lane's position
+// and hands the rows committed before it to the polling workers.
+func (s *Store) firstPosition(ctx context.Context, p store.LogParams, table string) (position, error) {
+	pos, err := s.currentPosition(ctx)
+	if err != nil {
+		return pos, err
+	}
+	if err := s.handOverBacklog(ctx, p, table); err != nil {
+		return pos, fmt.Errorf("mysql store: log lane %s: handing over the rows before its first position: %w", p.Lane, err)
+	}
+	return pos, renewLeaseIn(ctx, s.DB(), p, pos)
+}
+
+// open loads the table's columns, connects as a replica and starts the dump
+// at pos.
+func (st *logStream) open(ctx context.Context, pos position) error {
+	cols, err := st.s.columns(ctx, st.p.Table)
+	if err != nil {
+		return err
+	}
+	st.cols, st.db = cols, st.s.cfg.DBName
+	st.cur, st.base, st.skipTo, st.readEnd = pos, pos.base(), pos.encode(), pos.encode()
+	st.confirmed, st.lastEvent = pos.encode(), time.Now()
+	st.recorded.Store(pos.encode())
+	if err := st.s.checkFileKept(ctx, st.p.Lane, pos); err != nil {
+		return err
+	}
+	conn, err := vtmysql.Connect(ctx, st.s.connParams())
+	if err != nil {
+		return herald.Unavailable(fmt.Errorf("mysql store: replication connection: %w", err))
+	}
+	st.conn = conn
+	for _, q := range []string{
+		// The server sends events with the checksum it writes; without
+		// this it refuses a replica that does not say it understands it.
+		"SET @master_binlog_checksum = @@global.binlog_checksum, @source_binlog_checksum = @@global.binlog_checksum",
+		"SET @mariadb_slave_capability = 4", // MariaDB: send GTID events as they are
+		"SET @master_heartbeat_period = " + strconv.FormatInt(heartbeat.Nanoseconds(), 10),
+	} {
+		if _, err := conn.ExecuteFetch(q, 0, false); err != nil {
+			return fmt.Errorf("mysql store: replication connection: %s: %w", q, err)
+		}
+	}
+	if err := conn.SendBinlogDumpCommand(ServerID(st.p.Lane), pos.file, pos.offset); err != nil {
+		return st.dumpError(err)
+	}
+	st.events = make(chan event, 256)
+	st.stop = make(chan struct{})
+	go st.readEvents(conn, st.events, st.stop)
+	return nil
+}
+
+// connParams are the replication connection's settings, from the DSN.
+func (s *Store) connParams() *vtmysql.ConnParams {
+	cp := &vtmysql.ConnParams{Uname: s.cfg.User, Pass: s.cfg.Passwd, ConnectTimeoutMs: 10_000}
+	if s.cfg.Net == "unix" {
+		cp.UnixSocket = s.cfg.Addr
+		return cp
+	}
+	host, port, err := net.SplitHostPort(s.cfg.Addr)
+	if err != nil {
+		host, port = s.cfg.Addr, "3306"
+	}
+	cp.Host = host
+	cp.Port, _ = strconv.Atoi(port)
+	return cp
+}
+
+// event is one binlog event, or the error that ended the dump.
+type event struct {
+	ev  vtmysql.BinlogEvent
+	err error
+}
+
+// readEvents reads the dump into events until it fails or stop closes.
+func (st *logStream) readEvents(conn *vtmysql.Conn, events chan<- event, stop <-chan struct{}) {
+	for {
+		ev, err := conn.ReadBinlogEvent()
+		select {
+		case events <- event{ev, err}:
+		case <-stop:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// dumpError names a position the server no longer has (ErrLogPositionLost:
+// purged, or a file that never existed) apart from a lost connection.
+func (st *logStream) dumpError(err error) error {
+	var se *sqlerror.SQLError
+	if errors.As(err, &se) && se.Num == sqlerror.ERMasterFatalReadingBinlog {
+		return fmt.Errorf("%w: the binary log no longer has lane %s's position %s (purged?; see docs/loglanes.md, Faults): %v",
+			store.ErrLogPositionLost, st.p.Lane, st.cur, err)
+	}
+	return herald.Unavailable(fmt.Errorf("mysql store: binlog dump of lane %s at %s: %w", st.p.Lane, st.cur, err))
+}
+
+// checkFileKept returns ErrLogPositionLost when the server no longer has
+// pos's file (purged, or a server whose binary logs were reset): the dump
+// would fail too, but only at its first read.
+func (s *Store) checkFileKept(ctx context.Context, lane string, pos position) error {
+	rows, err := s.DB().QueryContext(ctx, "SHOW BINARY LOGS")
+	if err != nil {
+		return fmt.Errorf("mysql store: SHOW BINARY LOGS: %w", err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var first string
+	for rows.Next() {
+		var name string
+		vals := []any{&name}
+		for range cols[1:] {
+			vals = append(vals, new(sql.RawBytes))
+		}
+		if err := rows.Scan(vals...); err != nil {
+			return err
+		}
+		if name == pos.file {
+			return nil
+		}
+		if first == "" {
+			first = name
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: the binary log no longer has lane %s's position %s (the oldest file is %s: purged?; see docs/loglanes.md, Faults)",
+		store.ErrLogPositionLost, lane, pos, first)
+}

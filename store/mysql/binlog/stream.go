@@ -1,0 +1,307 @@
+package binlog
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	vtmysql "vitess.io/vitess/go/mysql"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+)
+
+// logStream is one lane's binlog dump.
+type logStream struct {
+	s     *Store
+	p     store.LogParams
+	table string // quoted
+	db    string // the DSN's database, where the table is
+	cols  []string
+	conn  *vtmysql.Conn
+	// events is fed by readEvents until stop closes.
+	events chan event
+	stop   chan struct{}
+	format vtmysql.BinlogFormat
+	tables map[uint64]*vtmysql.TableMap
+	// cur is the file being read (and the last offset seen in it); base
+	// is the name of its series, fixed (Record reads it on its goroutine).
+	cur  position
+	base string
+	// lastEvent is when the dump last sent anything (heartbeats included).
+	lastEvent time.Time
+	// skipTo is where the dump started: transactions ending at or before
+	// it were settled before.
+	skipTo uint64
+	// readEnd is the End of the last batch Next returned.
+	readEnd uint64
+	// recorded is the position Record last wrote (it runs on another
+	// goroutine); confirmed is the one Next last saw.
+	recorded  atomic.Uint64
+	confirmed uint64
+	lastRenew time.Time
+	// inTx is set between a transaction's begin and commit; tx holds its
+	// events so far, kept across calls of Next.
+	inTx bool
+	tx   []store.Record
+	// txOther is set when the transaction wrote a table other than
+	// Herald's log tables: only such transactions move an idle lane's
+	// position, else each position write would move it again.
+	txOther bool
+}
+
+// linger is how long Next waits for more transactions once it has events:
+// a burst still arriving fills the batch, a lone commit is not held back.
+const linger = time.Millisecond
+
+// Next reads whole transactions until limit events, or until wait passed
+// (linger, once it has events). A transaction cut by the deadline stays
+// buffered for the next call.
+func (st *logStream) Next(ctx context.Context, limit int, wait time.Duration) (store.LogBatch, error) {
+	b := store.LogBatch{End: st.readEnd}
+	defer func() { st.readEnd = max(st.readEnd, b.End) }()
+	deadline := time.Now().Add(wait)
+	for {
+		if err := st.keepAlive(ctx); err != nil {
+			return b, err
+		}
+		ev, ok, err := st.receive(ctx, deadline)
+		if err != nil || !ok {
+			return b, err
+		}
+		committed, err := st.handle(ev, &b)
+		if err != nil {
+			return b, err
+		}
+		if committed && len(b.Records) >= limit {
+			return b, nil
+		}
+		if committed && len(b.Records) > 0 {
+			deadline = earliest(deadline, time.Now().Add(linger))
+		}
+	}
+}
+
+// receive returns the next event, or ok false at the deadline (or at
+// lease/3, to renew the lease while idle).
+func (st *logStream) receive(ctx context.Context, deadline time.Time) (vtmysql.BinlogEvent, bool, error) {
+	deadline = earliest(deadline, st.lastRenew.Add(st.p.Lease/3))
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	silence := time.NewTimer(time.Until(st.lastEvent.Add(deadAfter)))
+	defer silence.Stop()
+	select {
+	case e := <-st.events:
+		if e.err != nil {
+			return nil, false, st.dumpError(e.err)
+		}
+		st.lastEvent = time.Now()
+		return e.ev, true, nil
+	case <-timer.C:
+		return nil, false, nil
+	case <-silence.C:
+		return nil, false, herald.Unavailable(fmt.Errorf("mysql store: binlog dump of lane %s: no event or heartbeat for %s", st.p.Lane, deadAfter))
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+}
+
+// handle applies one event; committed is true after a transaction ended.
+func (st *logStream) handle(ev vtmysql.BinlogEvent, b *store.LogBatch) (bool, error) {
+	if !ev.IsValid() {
+		return false, fmt.Errorf("mysql store: binlog dump of lane %s: an event that does not parse", st.p.Lane)
+	}
+	if ev.IsFormatDescription() {
+		f, err := ev.Format()
+		if err != nil {
+			return false, fmt.Errorf("mysql store: binlog format description: %w", err)
+		}
+		st.format = f
+		return false, nil
+	}
+	if st.format.IsZero() || ev.IsHeartbeat() {
+		return false, nil // the dump's first, fake rotate; heartbeats
+	}
+	ev, _, err := ev.StripChecksum(st.format)
+	if err != nil {
+		return false, fmt.Errorf("mysql store: binlog event checksum: %w", err)
+	}
+	return st.apply(ev, b)
+}
+
+// apply groups the row events of the lane's table into transactions.
+func (st *logStream) apply(ev vtmysql.BinlogEvent, b *store.LogBatch) (bool, error) {
+	switch {
+	case ev.IsRotate():
+		next, err := rotation(ev, st.format)
+		if err != nil {
+			return false, err
+		}
+		st.cur = next
+		st.tables = nil // table ids are per file
+	case ev.IsGTID():
+		_, begins, _, _, err := ev.GTID(st.format)
+		if err != nil {
+			return false, fmt.Errorf("mysql store: binlog GTID event: %w", err)
+		}
+		st.inTx, st.tx, st.txOther = begins, st.tx[:0], false
+	case ev.IsXID():
+		return st.commit(ev, b, true), nil
+	case ev.IsQuery():
+		return st.query(ev, b)
+	case ev.IsTableMap():
+		tm, err := ev.TableMap(st.format)
+		if err != nil {
+			return false, fmt.Errorf("mysql store: binlog table map: %w", err)
+		}
+		if st.tables == nil {
+			st.tables = map[uint64]*vtmysql.TableMap{}
+		}
+		st.tables[ev.TableID(st.format)] = tm
+		st.txOther = st.txOther || !heraldLogTable(tm)
+	case ev.IsWriteRows():
+		return false, st.writeRows(ev)
+	}
+	return false, nil
+}
+
+// rotation reads a rotate event (checksum stripped): the next file and
+// the offset in it. vitess's NextLogFile assumes a checksum is still there
+// and cuts the name short.
+func rotation(ev vtmysql.BinlogEvent, f vtmysql.BinlogFormat) (position, error) {
+	data := ev.Bytes()[f.HeaderLength:]
+	if len(data) < 9 {
+		return position{}, fmt.Errorf("mysql store: binlog rotate event of %d bytes", len(data))
+	}
+	return position{file: string(data[8:]), offset: uint32(binary.LittleEndian.Uint64(data))}, nil
+}
+
+// query handles BEGIN, COMMIT and ROLLBACK of transactions without a GTID
+// event, and statements outside a transaction (DDL), each its own group.
+func (st *logStream) query(ev vtmysql.BinlogEvent, b *store.LogBatch) (bool, error) {
+	q, err := ev.Query(st.format)
+	if err != nil {
+		return false, fmt.Errorf("mysql store: binlog query event: %w", err)
+	}
+	switch sql := strings.ToUpper(strings.TrimSpace(q.SQL)); {
+	case sql == "BEGIN":
+		st.inTx, st.tx, st.txOther = true, st.tx[:0], false
+	case sql == "COMMIT":
+		return st.commit(ev, b, true), nil
+	case strings.HasPrefix(sql, "ROLLBACK"):
+		return st.commit(ev, b, false), nil
+	case !st.inTx:
+		st.txOther = true // DDL: its own group
+		return st.commit(ev, b, false), nil
+	}
+	return false, nil
+}
+
+// writeRows adds the inserted rows of the lane's table to the transaction.
+func (st *logStream) writeRows(ev vtmysql.BinlogEvent) error {
+	tm := st.tables[ev.TableID(st.format)]
+	if tm == nil || tm.Name != st.p.Table || tm.Database != st.db {
+		return nil
+	}
+	rows, err := ev.Rows(st.format, tm)
+	if err != nil {
+		return fmt.Errorf("mysql store: binlog rows of %s: %w", st.p.Table, err)
+	}
+	for i := range rows.Rows {
+		rec := st.rowRecord(tm, &rows, i)
+		if inScope(rec, st.p.Scope) {
+			st.tx = append(st.tx, rec)
+		}
+	}
+	return nil
+}
+
+// commit ends the current transaction at ev; keep adds its events to b.
+// A transaction that ended at or before the dump's start was settled
+// before: the server sent it again.
+func (st *logStream) commit(ev vtmysql.BinlogEvent, b *store.LogBatch, keep bool) bool {
+	st.inTx = false
+	st.cur.offset = uint32(ev.NextPosition())
+	end := st.cur.encode()
+	if end <= st.skipTo {
+		st.tx = st.tx[:0]
+		return true
+	}
+	if keep {
+		b.Records = append(b.Records, st.tx...)
+	}
+	if st.txOther {
+		b.End = max(b.End, end)
+	}
+	st.tx = st.tx[:0]
+	return true
+}
+
+// heraldLogTable reports Herald's log lane tables, which the lane's own
+// position writes change.
+func heraldLogTable(tm *vtmysql.TableMap) bool {
+	return tm.Name == "herald_log_lanes" || tm.Name == "herald_log_marks"
+}
+
+// keepAlive notes what Record recorded and renews the lease every lease/3.
+func (st *logStream) keepAlive(ctx context.Context) error {
+	if rec := st.recorded.Load(); rec > st.confirmed {
+		st.confirmed, st.lastRenew = rec, time.Now() // Record renewed the lease
+	}
+	if time.Since(st.lastRenew) < st.p.Lease/3 {
+		return nil
+	}
+	if err := renewLeaseIn(ctx, st.s.DB(), st.p, decode(st.base, st.confirmed)); err != nil {
+		return err
+	}
+	st.lastRenew = time.Now()
+	return nil
+}
+
+// Record journals ds as delivered (ApplyMarks marks the rows) and records
+// end in herald_log_lanes, fenced by the lease, in one transaction.
+func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery) error {
+	pos := decode(st.base, end)
+	err := st.s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := journalMarks(ctx, tx, st.p, ds); err != nil {
+			return fmt.Errorf("mysql store: journaling %d log events delivered: %w", len(ds), err)
+		}
+		return renewLeaseIn(ctx, tx, st.p, pos)
+	})
+	if err != nil {
+		return err
+	}
+	for {
+		old := st.recorded.Load()
+		if end <= old || st.recorded.CompareAndSwap(old, end) {
+			return nil
+		}
+	}
+}
+
+// Close ends the dump and gives the lease up.
+func (st *logStream) Close() error {
+	if st.stop != nil {
+		close(st.stop)
+		st.stop = nil
+	}
+	if st.conn != nil {
+		st.conn.Close()
+		st.conn = nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st.s.releaseLease(ctx, st.p)
+	return nil
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
