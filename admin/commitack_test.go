@@ -1,9 +1,6 @@
 package admin
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -39,15 +36,7 @@ func TestCommitToAckHistogram(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := relay.New(relay.Config{Store: st, Lanes: lanes, Observer: m,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- r.Run(ctx) }()
-			defer func() { cancel(); <-done }()
+			startRelay(t, relay.Config{Store: st, Lanes: lanes, Observer: m})
 			enqueue(t, st, herald.Event{Topic: "t", Type: "A", AvailableAt: time.Now().Add(tc.due)})
 
 			var h *dto.Histogram
