@@ -26,6 +26,7 @@ import (
 //
 // With one claimable tenant the claim is the plain one: the cost of
 // fairness for a lane that has only one tenant busy is the tenant query.
+// A fair lane also has an express worker for its quiet tenants (express.go).
 
 // fairShares remembers, per tenant, how many rows the worker's last fair
 // claim got: the order in which the next claim serves them.
@@ -38,12 +39,15 @@ func (w *worker) claimRows(ctx context.Context, p store.ClaimParams, probe bool)
 	if !w.lane.FairTenants || probe || !ok {
 		return w.store.Claim(ctx, p)
 	}
+	if w.express {
+		return w.claimExpress(ctx, p, lister)
+	}
 	tenants, err := lister.ClaimableTenants(ctx, p.Scope, p.Limit)
 	if err != nil {
 		return nil, err
 	}
-	if len(tenants) < 2 {
-		return w.store.Claim(ctx, p)
+	if tenants = w.busy.notQuiet(tenants); len(tenants) < 2 {
+		return w.claimPlain(ctx, p, tenants)
 	}
 	if w.fair == nil {
 		w.fair = fairShares{}
@@ -64,6 +68,7 @@ func (w *worker) claimRows(ctx context.Context, p store.ClaimParams, probe bool)
 			return partial(recs, err)
 		}
 		w.fair[tenant] = len(got)
+		w.busy.saw(tenant, tp.Limit, len(got))
 		recs = append(recs, got...)
 	}
 	if left := p.Limit - len(recs); left > 0 {
@@ -75,8 +80,29 @@ func (w *worker) claimRows(ctx context.Context, p store.ClaimParams, probe bool)
 		}
 		recs = append(recs, got...)
 	}
+	return sortedByID(recs), nil
+}
+
+// claimPlain is a fair lane's claim when at most one named tenant has
+// claimable rows: the plain claim. That tenant is busy (for the express
+// worker) when the batch came back full of its rows alone.
+func (w *worker) claimPlain(ctx context.Context, p store.ClaimParams, tenants []string) ([]store.Record, error) {
+	recs, err := w.store.Claim(ctx, p)
+	if err == nil && len(tenants) == 1 {
+		all := !slices.ContainsFunc(recs, func(r store.Record) bool { return r.Event.Tenant != tenants[0] })
+		if all {
+			w.busy.saw(tenants[0], p.Limit, len(recs))
+		} else {
+			w.busy.saw(tenants[0], p.Limit, 0)
+		}
+	}
+	return recs, err
+}
+
+// sortedByID puts a batch claimed in parts back in commit order.
+func sortedByID(recs []store.Record) []store.Record {
 	slices.SortFunc(recs, func(a, b store.Record) int { return cmp.Compare(a.ID, b.ID) })
-	return recs, nil
+	return recs
 }
 
 // partial is the outcome of a fair claim that failed after some tenants'
@@ -87,6 +113,5 @@ func partial(recs []store.Record, err error) ([]store.Record, error) {
 	if len(recs) == 0 {
 		return nil, err
 	}
-	slices.SortFunc(recs, func(a, b store.Record) int { return cmp.Compare(a.ID, b.ID) })
-	return recs, nil
+	return sortedByID(recs), nil
 }

@@ -71,6 +71,8 @@ func TestEmbeddedNATSPerKeyOrderWithFailures(t *testing.T) {
 		l.Destination = broker.MustParseTemplate("order.{partition_key}")
 		l.Ordering, l.Concurrency, l.BatchSize = OrderingKey, 3, 40
 		l.Retry = Retry{Initial: 2 * time.Millisecond, Max: 10 * time.Millisecond, MaxAttempts: 1000}
+		// As in TestPerKeyOrderUnderInjectedFailures: no lease runs out.
+		l.Lease = 20 * time.Second
 	})
 	e.start(l)
 	e.start(l)

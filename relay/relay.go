@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+
+	"github.com/heraldhq/herald/store"
 )
 
 // Relay runs every configured lane's workers and maintenance.
@@ -56,14 +58,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			return err
 		}
 		defer stop()
-		for i := 1; i <= lane.Concurrency; i++ {
-			w := newWorker(r.cfg, lane, fmt.Sprintf("%s/%s-%02d", r.cfg.Node, lane.Name, i), wakeups.subscribe(), log)
-			w.breaker, w.paused = r.breakers[lane.Name], r.state.paused[lane.Name]
-			if lane.Source == SourceLog {
-				// Its handed-over rows are few: polled, not woken by
-				// every commit of the table.
-				w.notified = false
-			}
+		for _, w := range r.workers(lane, wakeups, log) {
 			wg.Go(func() { w.run(ctx) })
 		}
 		if lane.Retention.enabled() {
@@ -78,6 +73,34 @@ func (r *Relay) Run(ctx context.Context) error {
 	wg.Wait()
 	r.cfg.Logger.Info("relay stopped", slog.String("node", r.cfg.Node))
 	return nil
+}
+
+// workers makes a lane's workers: Concurrency of them, and on a fair
+// lane one more, the express worker of its quiet tenants (express.go).
+func (r *Relay) workers(lane Lane, wakeups *fanout, log *slog.Logger) []*worker {
+	var busy *busyTenants
+	n := lane.Concurrency
+	if _, ok := r.cfg.Store.(store.TenantLister); ok && lane.FairTenants && lane.Source != SourceLog {
+		busy = newBusyTenants()
+		n++
+	}
+	var ws []*worker
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("%s/%s-%02d", r.cfg.Node, lane.Name, i)
+		if i > lane.Concurrency {
+			id = fmt.Sprintf("%s/%s-express", r.cfg.Node, lane.Name)
+		}
+		w := newWorker(r.cfg, lane, id, wakeups.subscribe(), log)
+		w.breaker, w.paused = r.breakers[lane.Name], r.state.paused[lane.Name]
+		w.busy, w.express = busy, i > lane.Concurrency
+		if lane.Source == SourceLog {
+			// Its handed-over rows are few: polled, not woken by
+			// every commit of the table.
+			w.notified = false
+		}
+		ws = append(ws, w)
+	}
+	return ws
 }
 
 // startLane subscribes a polling lane to its table's wakeups, or starts a

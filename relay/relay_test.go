@@ -34,10 +34,13 @@ func TestConcurrentWorkersClaimExclusively(t *testing.T) {
 	for i := range 10 {
 		e.enqueue(events(string(rune('a'+i)), "", 100)...)
 	}
-	l := e.lane(func(l *Lane) { l.Concurrency = 4; l.BatchSize = 25 })
+	// A lease far longer than a batch cycle, even under the race detector
+	// on a busy machine: a lease that runs out lets another worker publish
+	// the row again, rightly, and this rule is about live leases.
+	l := e.lane(func(l *Lane) { l.Concurrency, l.BatchSize, l.Lease = 4, 25, 20*time.Second })
 	e.start(l)
 	e.start(l) // a second relay on the same table
-	waitFor(t, 20*time.Second, "1000 delivered", func() bool { return e.stats().Delivered == 1000 })
+	waitFor(t, 60*time.Second, "1000 delivered", func() bool { return e.stats().Delivered == 1000 })
 	for _, r := range e.pub.Records() {
 		if n := e.pub.Count(r.Message.Event.ID); n != 1 {
 			t.Fatalf("event %s published %d times; claims must be exclusive", r.Message.Event.ID, n)

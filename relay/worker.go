@@ -33,6 +33,10 @@ type worker struct {
 	paused *atomic.Bool
 	// fair is what each tenant got in the last fair claim (fair.go).
 	fair fairShares
+	// busy is shared by a fair lane's workers; express is set on the one
+	// worker that claims only for quiet tenants (express.go).
+	busy    *busyTenants
+	express bool
 }
 
 func newWorker(cfg Config, lane Lane, id string, wake <-chan struct{}, log *slog.Logger) *worker {

@@ -50,7 +50,7 @@ func runMember(arg string) {
 		os.Exit(98)
 	}
 	tb := &exitTB{}
-	p := clustertest.ProjectorOn(tb, s, job.Table, projectortest.ModelOn(s, job.Model))
+	p := clustertest.ProjectorOn(tb, s, job.Table, projectortest.ModelOn(s, job.Model), os.Stderr)
 	sub, err := NewSubscriber(ctx, SubscriberConfig{Brokers: job.Brokers, Group: job.Group, Topics: []string{job.Topic},
 		// A member that dies is noticed after the session timeout: short,
 		// so that the rebalance comes within the test.

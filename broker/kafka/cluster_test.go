@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -101,6 +102,13 @@ func TestClusterFailover(t *testing.T) {
 	for range 3 {
 		members = append(members, startMember(t, job))
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			st, err := model.Store.ProjectionStats(context.Background(), model.Table, "count")
+			t.Logf("read model counts %d events; projection stats %+v %v", model.Count.Total(t, model.Store.DB()), st, err)
+			reportMembers(t, members)
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := b.c.WaitGroupStable(ctx, job.Group, 3); err != nil {
@@ -138,6 +146,25 @@ func TestClusterFailover(t *testing.T) {
 		m.terminate(t)
 	}
 	model.CheckExactlyOnce(t, load.Sent)
+}
+
+// reportMembers logs, after a failure, whether each member still runs and
+// the end of what it printed: a stalled projection says which member
+// stopped and why.
+func reportMembers(t *testing.T, members []*member) {
+	for i, m := range members {
+		state := "running"
+		select {
+		case <-m.exited:
+			state = fmt.Sprintf("exited: %v", m.err)
+		default:
+		}
+		out := m.out.String()
+		if len(out) > 4000 {
+			out = "…" + out[len(out)-4000:]
+		}
+		t.Logf("member %d %s; output:\n%s", i, state, out)
+	}
 }
 
 // checkTopicOrder reads the whole topic and checks that every event is

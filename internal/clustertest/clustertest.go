@@ -187,17 +187,18 @@ func NewModel(t testing.TB) *Model {
 // file, as another process would have.
 func (m *Model) Projector(t testing.TB) *projector.Projector {
 	t.Helper()
-	return ProjectorOn(t, projectortest.SQLite(m.Path)(t), m.Table, projectortest.ModelOn(m.Store, m.Count.Table))
+	return ProjectorOn(t, projectortest.SQLite(m.Path)(t), m.Table, projectortest.ModelOn(m.Store, m.Count.Table), io.Discard)
 }
 
-// ProjectorOn is the counting projector over s (also used by children,
-// which open the model by path).
-func ProjectorOn(t testing.TB, s projectortest.Store, table string, count *projectortest.Model) *projector.Projector {
+// ProjectorOn is the counting projector over s, logging warnings to logs
+// (also used by children, which open the model by path and log to stderr,
+// so that a stalled member says why).
+func ProjectorOn(t testing.TB, s projectortest.Store, table string, count *projectortest.Model, logs io.Writer) *projector.Projector {
 	t.Helper()
 	p, err := projector.New(projector.Config{
 		Name: "count", Store: s, Table: table, Handler: count.Bump, Workers: 4, BatchSize: 256,
 		Backoff: projector.Backoff{Initial: 10 * time.Millisecond, Max: 200 * time.Millisecond},
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:  slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -86,35 +86,9 @@ func fillForPlans(t *testing.T, db *sql.DB, table string) {
 // claimed table (alias r); an ordered claim's subquery has a row of its own.
 func explain(t *testing.T, db *sql.DB, q string, args []any) (key, extra string) {
 	t.Helper()
-	rows, err := db.Query("EXPLAIN "+q, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		var table string
-		for i, c := range cols {
-			switch c {
-			case "table":
-				table = vals[i].String
-			case "key":
-				if table == "r" {
-					key = vals[i].String
-				}
-			case "Extra":
-				if table == "r" {
-					extra = vals[i].String
-				}
-			}
+	for _, r := range explainRows(t, db, q, args) {
+		if r.table == "r" {
+			key, extra = r.key, r.extra
 		}
 	}
 	return key, extra

@@ -59,15 +59,18 @@ func (d *Dialect) applyNew(ctx context.Context, tables []string, ps []store.Appl
 }
 
 // insertDone inserts a done row for each of ps, skipping keys that exist,
-// and returns how many it inserted.
+// and returns how many it inserted. created_at and updated_at come from the
+// columns' defaults, the database clock (on PostgreSQL the transaction's
+// start, a few milliseconds earlier): naming the clock twice per row cost
+// each 32-row INSERT about a tenth of its time on MariaDB.
 func (d *Dialect) insertDone(ctx context.Context, tx *sql.Tx, t string, ps []store.ApplyParams) (int, error) {
 	rows := make([]string, len(ps))
 	args := make([]any, 0, 3*len(ps))
 	for i, p := range ps {
-		rows[i] = "(?, ?, ?, 'done', " + d.Now + ", " + d.Now + ")"
+		rows[i] = "(?, ?, ?, 'done')"
 		args = append(args, keyArgs(p.ProjectionKey)...)
 	}
-	r, err := tx.ExecContext(ctx, d.q("INSERT INTO "+t+" (projection, tenant, event_id, state, created_at, updated_at) VALUES "+
+	r, err := tx.ExecContext(ctx, d.q("INSERT INTO "+t+" (projection, tenant, event_id, state) VALUES "+
 		strings.Join(rows, ", ")+d.InsertIgnore), args...)
 	if err != nil {
 		return 0, err
