@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -70,6 +71,21 @@ func killFirst(t *testing.T, st store.Store, n int, msg string) {
 	if _, err := st.Kill(ctx, store.Fence{Table: herald.DefaultTable, Token: 7}, fails); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// startRelay runs a relay configured by cfg (its logs discarded) until the
+// test ends.
+func startRelay(t *testing.T, cfg relay.Config) {
+	t.Helper()
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	r, err := relay.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 // get fetches url and returns the status code and body.

@@ -3,8 +3,6 @@ package admin
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -40,15 +38,8 @@ func TestReadyzFollowsBrokerOutage(t *testing.T) {
 	defer srv.Close(context.Background())
 	base := "http://" + srv.Addr()
 
-	r, err := relay.New(relay.Config{Store: st, Lanes: lanes, Health: health, ProbeInitial: 10 * time.Millisecond,
-		ProbeMax: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	startRelay(t, relay.Config{Store: st, Lanes: lanes, Health: health, ProbeInitial: 10 * time.Millisecond,
+		ProbeMax: 50 * time.Millisecond})
 	enqueue(t, st, herald.Event{Topic: "t", Type: "A"})
 
 	testenv.WaitFor(t, 10*time.Second, 5*time.Millisecond, "/readyz 503 naming the broker", func() bool {

@@ -20,6 +20,7 @@ const statsTimeout = 3 * time.Second
 type Metrics struct {
 	events *prometheus.CounterVec
 	steps  *prometheus.HistogramVec
+	acks   *prometheus.HistogramVec
 	rows   *laneRows
 	// lanes holds each lane's *laneCounts, the totals the charts read.
 	lanes sync.Map
@@ -43,15 +44,25 @@ func NewStoresMetrics(reg prometheus.Registerer, stores []StoreLanes) (*Metrics,
 			Help:    "Duration of each step of a worker pass (claim, publish, mark), by lane.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 15), // 0.5 ms … 8 s
 		}, []string{"lane", "step"}),
+		acks: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_commit_to_ack_seconds",
+			Help:    "Per delivered event, the time from when it became due (its commit, or its available_at when delayed or retried) to the broker's ack, by lane.",
+			Buckets: commitToAckBuckets,
+		}, []string{"lane"}),
 		rows: newLaneRows(stores),
 	}
-	for _, c := range []prometheus.Collector{m.events, m.steps, m.rows} {
+	for _, c := range []prometheus.Collector{m.events, m.steps, m.acks, m.rows} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
 }
+
+// commitToAckBuckets span a relay keeping up (milliseconds) to one that is
+// minutes behind.
+var commitToAckBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+	1, 2.5, 5, 10, 30, 60, 120, 300, 600}
 
 // BatchDone counts one worker pass.
 func (m *Metrics) BatchDone(s relay.BatchStats) {
@@ -70,6 +81,12 @@ func (m *Metrics) BatchDone(s relay.BatchStats) {
 	m.steps.WithLabelValues(s.Lane, "claim").Observe(s.Claim.Seconds())
 	m.steps.WithLabelValues(s.Lane, "publish").Observe(s.Publish.Seconds())
 	m.steps.WithLabelValues(s.Lane, "mark").Observe(s.Mark.Seconds())
+	if len(s.CommitToAck) > 0 {
+		acks := m.acks.WithLabelValues(s.Lane)
+		for _, d := range s.CommitToAck {
+			acks.Observe(d.Seconds())
+		}
+	}
 }
 
 // laneRows collects each lane's rows by state, read from the store at

@@ -30,6 +30,8 @@ type item struct {
 	outcome outcome
 	receipt store.Receipt
 	err     error
+	// acked is when the broker acked a delivered item.
+	acked time.Time
 }
 
 // batch is one claim's rows on their way through publish and mark.
@@ -38,10 +40,13 @@ type batch struct {
 	items []item
 	// probe is set on the one-row batch that probes a down broker.
 	probe bool
+	// claimed is when the claim was sent (or a log batch came), the point
+	// the records' DueFor stands at, give or take the claim's round trip.
+	claimed time.Time
 }
 
-func newBatch(w *worker, recs []store.Record) *batch {
-	b := &batch{w: w, items: make([]item, len(recs))}
+func newBatch(w *worker, recs []store.Record, claimed time.Time) *batch {
+	b := &batch{w: w, items: make([]item, len(recs)), claimed: claimed}
 	for i, rec := range recs {
 		it := &b.items[i]
 		it.rec = rec
@@ -163,6 +168,7 @@ func (b *batch) publishRound(ctx context.Context, idx []int) {
 			results[j].Err = err
 		}
 	}
+	acked := time.Now()
 	down := b.judgeRound(results)
 	for j, i := range send {
 		endPublishSpan(spans[j], results[j])
@@ -173,9 +179,16 @@ func (b *batch) publishRound(ctx context.Context, idx []int) {
 		} else if results[j].Err != nil {
 			it.outcome, it.err = failed, results[j].Err
 		} else {
-			it.outcome, it.receipt = delivered, results[j].Receipt
+			it.outcome, it.receipt, it.acked = delivered, results[j].Receipt, acked
 		}
 	}
+}
+
+// commitToAck is a delivered item's time from due to ack (BatchStats). A
+// claim's start precedes the database's now in it, so this may count the
+// claim's round trip, never less than the true time.
+func (b *batch) commitToAck(it *item) time.Duration {
+	return it.rec.DueFor + it.acked.Sub(b.claimed)
 }
 
 // retryAfterError is implemented by publisher errors that carry the

@@ -179,3 +179,43 @@ func logDelayedEvent(t *testing.T, e *env) {
 		t.Fatalf("arrived as %s", got)
 	}
 }
+
+// Rule: a log lane reports each delivery's time from its transaction's
+// commit: events committed while the relay was stopped count the wait, and
+// a delayed event handed to the polling workers counts from its due time.
+func TestLogicalCommitToAck(t *testing.T) {
+	e, _ := newLogicalEnv(t)
+	e.startLog().stop()
+	const down = 2 * time.Second
+	e.enqueue(events("c", "kc", 2)...)
+	delayed := events("d", "", 1)
+	delayed[0].AvailableAt = time.Now().Add(down + time.Second)
+	e.enqueue(delayed...)
+	time.Sleep(down)
+	r := e.startLog()
+	waitFor(t, 30*time.Second, "every event delivered", func() bool { return e.pub.Distinct() == 3 })
+	waitFor(t, 10*time.Second, "every delivery reported", func() bool {
+		return r.total(func(s BatchStats) int { return len(s.CommitToAck) }) >= 3
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var fromLog, fromRows []time.Duration
+	for _, s := range r.stats {
+		if strings.Contains(s.Worker, "-log/") {
+			fromLog = append(fromLog, s.CommitToAck...)
+		} else {
+			fromRows = append(fromRows, s.CommitToAck...)
+		}
+	}
+	if len(fromLog) != 2 || len(fromRows) != 1 {
+		t.Fatalf("log reader reported %v, polling workers %v: want 2 and 1", fromLog, fromRows)
+	}
+	for _, d := range fromLog {
+		if d < down || d > down+20*time.Second {
+			t.Errorf("a log event committed %v before the relay started was reported at %v", down, d)
+		}
+	}
+	if fromRows[0] > time.Second {
+		t.Errorf("the delayed event was reported at %v after it was due, want its due time, not its commit", fromRows[0])
+	}
+}

@@ -142,10 +142,12 @@ func (r *logReader) relay(ctx context.Context, st store.LogStream) error {
 	return streamErr(sctx, err)
 }
 
-// fetched is a batch read from the stream and how long the read took.
+// fetched is a batch read from the stream, how long the read took and
+// when it ended (where its records' DueFor stands).
 type fetched struct {
 	b    store.LogBatch
 	took time.Duration
+	at   time.Time
 }
 
 // fetch reads batches into out until ctx ends or the stream fails (which
@@ -170,7 +172,7 @@ func (r *logReader) fetch(ctx context.Context, fail context.CancelCauseFunc, st 
 		}
 		r.w.health.storeOK()
 		select {
-		case out <- fetched{b: b, took: time.Since(start)}:
+		case out <- fetched{b: b, took: time.Since(start), at: time.Now()}:
 		case <-ctx.Done():
 			return
 		}
@@ -187,7 +189,7 @@ func (r *logReader) settleAll(ctx context.Context, batches <-chan fetched, rec *
 		req := recordReq{end: b.End, stats: BatchStats{Lane: lane.Name, Worker: r.owner, Claimed: len(b.Records), Claim: f.took}}
 		if len(b.Records) > 0 {
 			var err error
-			if req.marks, err = r.settle(ctx, b.Records, &req.stats); err != nil {
+			if req.marks, err = r.settle(ctx, b.Records, f.at, &req.stats); err != nil {
 				return err
 			}
 		}

@@ -13,9 +13,10 @@ import (
 // settle publishes recs until each is delivered, failed or handed over
 // (while the broker is down it waits for the breaker, keeping the batch),
 // then hands the failures over and returns the deliveries to mark. An error
-// (or ctx ending) means the batch must not be recorded.
-func (r *logReader) settle(ctx context.Context, recs []store.Record, stats *BatchStats) ([]store.Delivery, error) {
-	b := newBatch(r.w, recs)
+// (or ctx ending) means the batch must not be recorded. read is when the
+// stream returned the batch.
+func (r *logReader) settle(ctx context.Context, recs []store.Record, read time.Time, stats *BatchStats) ([]store.Delivery, error) {
+	b := newBatch(r.w, recs, read)
 	r.parkUpFront(b)
 	start := time.Now()
 	for {
@@ -93,6 +94,7 @@ func (r *logReader) finish(ctx context.Context, b *batch, stats *BatchStats) ([]
 		switch it.outcome {
 		case delivered:
 			stats.Delivered++
+			stats.CommitToAck = append(stats.CommitToAck, b.commitToAck(it))
 			if it.receipt.Duplicate {
 				stats.Duplicates++
 			}

@@ -31,6 +31,7 @@ func (b *batch) mark(ctx context.Context, f store.Fence, stats *BatchStats) {
 		switch it.outcome {
 		case delivered:
 			deliveries = append(deliveries, store.Delivery{ID: it.rec.ID, Receipt: it.receipt})
+			stats.CommitToAck = append(stats.CommitToAck, b.commitToAck(it))
 			if it.receipt.Duplicate {
 				stats.Duplicates++
 			}

@@ -18,6 +18,14 @@ type BatchStats struct {
 	Duplicates int
 	// Claim, Publish and Mark are how long each step took.
 	Claim, Publish, Mark time.Duration
+	// CommitToAck holds, for each delivered event, the time from when it
+	// became due to the broker's ack: how long its row had been due when
+	// claimed (store.Record.DueFor, on the database clock) plus the time
+	// from the claim's start to the ack (this process's monotonic clock).
+	// An event due at once is due from its insert; a delayed one, a retry
+	// or an expired lease from its available_at at the claim. On a log lane
+	// it counts from the transaction's commit.
+	CommitToAck []time.Duration
 }
 
 // Observer is told about every pass that claimed something, for metrics and

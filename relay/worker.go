@@ -171,7 +171,7 @@ func (w *worker) claim(ctx context.Context, probe bool) (*claimed, error) {
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
-	b := newBatch(w, recs)
+	b := newBatch(w, recs, start)
 	b.probe = probe
 	return &claimed{
 		batch:    b,

@@ -80,6 +80,14 @@ type Record struct {
 	Age time.Duration
 	// AvailableAt is the next attempt (pending) or the lease end (in flight).
 	AvailableAt time.Time
+	// DueFor is, on a claimed record, how long the row had been due when
+	// the claim took it: the database's now in the claim less the row's
+	// available_at before the claim rewrote it to the lease end (for an
+	// event due at once that is its insert time, for a delayed one the time
+	// it was due, for a retry its backoff's end). Never negative. On a log
+	// lane's record it is the time since its transaction committed, as
+	// Next returned it. Zero on records read otherwise (List, Get).
+	DueFor time.Duration
 	// DiedAt is when a dead row went dead, on the database clock (zero for
 	// rows in other states).
 	DiedAt time.Time

@@ -29,7 +29,10 @@ type Config struct {
 	// Source is the CloudEvents source. Defaults to broker.DefaultSource.
 	Source string `yaml:"source"`
 	// MaxPayload is the largest payload accepted; larger is a permanent
-	// error. Defaults to 16 MiB, RabbitMQ 4's default max_message_size.
+	// error. Zero means the server's: the default max_message_size of the
+	// version it announces (128 MiB for 3.8–3.13, 16 MiB for 4.x), 16 MiB
+	// when it announces none Herald knows (limit.go). Set it when the
+	// server's max_message_size is not its version's default.
 	MaxPayload int `yaml:"max_payload"`
 	// DialTimeout bounds connecting (the batch context bounds it too).
 	// Defaults to 10s.
@@ -41,7 +44,9 @@ type Config struct {
 
 // Defaults for zero Config fields.
 const (
-	DefaultURL         = "amqp://guest:guest@127.0.0.1:5672/"
+	DefaultURL = "amqp://guest:guest@127.0.0.1:5672/"
+	// DefaultMaxPayload is the limit when neither max_payload nor the
+	// server's version gives one.
 	DefaultMaxPayload  = 16 << 20
 	DefaultDialTimeout = 10 * time.Second
 	DefaultHeartbeat   = 10 * time.Second
@@ -54,9 +59,6 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Source == "" {
 		c.Source = broker.DefaultSource
-	}
-	if c.MaxPayload == 0 {
-		c.MaxPayload = DefaultMaxPayload
 	}
 	if c.DialTimeout == 0 {
 		c.DialTimeout = DefaultDialTimeout
@@ -82,6 +84,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("rabbitmq: heartbeat: must be positive, got %s", c.Heartbeat)
 	}
 	return nil
+}
+
+// knownLimit is max_payload, or DefaultMaxPayload when it is left to the
+// server and the server is not asked.
+func (c Config) knownLimit() int {
+	if c.MaxPayload > 0 {
+		return c.MaxPayload
+	}
+	return DefaultMaxPayload
 }
 
 // redactedHost is the URL's host for errors and logs.

@@ -29,7 +29,7 @@ func (c *BrokerConfig) Validate() error { return c.WithDefaults().Validate() }
 // gives a publisher that connects when it answers (broker.OpenLazily).
 func (c *BrokerConfig) Open(ctx context.Context, env broker.OpenEnv) (broker.Opened, error) {
 	cfg := c.Config
-	p, err := broker.OpenLazily(ctx, env, cfg.WithDefaults().MaxPayload, broker.DialerOf(func(ctx context.Context) (*Publisher, error) {
+	p, err := broker.OpenLazily(ctx, env, cfg.knownLimit(), broker.DialerOf(func(ctx context.Context) (*Publisher, error) {
 		return New(ctx, cfg)
 	}))
 	if err != nil {
@@ -45,8 +45,19 @@ func (c *BrokerConfig) Redacted() broker.DriverConfig {
 	return &r
 }
 
-// PayloadLimit implements broker.PayloadLimiter.
-func (c *BrokerConfig) PayloadLimit() int { return c.WithDefaults().MaxPayload }
+// PayloadLimit implements broker.PayloadLimiter: max_payload, else the
+// default max_message_size of the version the server announces (it does
+// not announce its configured one: limit.go), else DefaultMaxPayload when
+// it cannot be reached.
+func (c *BrokerConfig) PayloadLimit() int {
+	cfg := c.WithDefaults()
+	if cfg.MaxPayload == 0 {
+		if n := serverPayloadLimit(cfg); n > 0 {
+			return n
+		}
+	}
+	return cfg.knownLimit()
+}
 
 // Tail implements broker.Tailer: the lane's routing keys as a pattern
 // (every key, "#", when a placeholder shares a word), or --destination.

@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -54,6 +55,10 @@ type Publisher struct {
 	mu     sync.Mutex // guards sess and closed; held while dialing
 	sess   *session
 	closed bool
+	// serverLimit is the default max_message_size of the server's version
+	// (0: unknown); refused is the limit a server named when it refused a
+	// message (0: none yet). See limit.go.
+	serverLimit, refused atomic.Int64
 }
 
 var (
@@ -67,19 +72,47 @@ func New(ctx context.Context, cfg Config) (*Publisher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s, err := dial(ctx, cfg)
+	p := &Publisher{cfg: cfg}
+	s, err := dial(ctx, cfg, &p.refused)
 	if err != nil {
 		return nil, err
 	}
-	return &Publisher{cfg: cfg, sess: s}, nil
+	p.use(s)
+	return p, nil
+}
+
+// use makes s the publisher's session and takes its server's limit.
+func (p *Publisher) use(s *session) {
+	p.sess = s
+	p.serverLimit.Store(int64(versionLimit(s.conn.Properties)))
 }
 
 // Guarantees: one channel publishes in order, so a queue holds a key's
 // messages in publish order; RabbitMQ has no dedupe.
 func (p *Publisher) Guarantees() broker.Guarantees { return broker.Guarantees{KeyOrder: true} }
 
-// MaxPayload implements broker.Limiter.
-func (p *Publisher) MaxPayload() int { return p.cfg.MaxPayload }
+// MaxPayload implements broker.Limiter: max_payload, else the server's
+// (see Config.MaxPayload); lower if the server refused a message naming a
+// lower limit.
+func (p *Publisher) MaxPayload() int {
+	n, _ := p.limit()
+	return n
+}
+
+// limit is MaxPayload and what it comes from, for errors.
+func (p *Publisher) limit() (int, string) {
+	n, source := p.cfg.MaxPayload, "max_payload"
+	if n == 0 {
+		n, source = int(p.serverLimit.Load()), "the server version's default max_message_size"
+	}
+	if n == 0 {
+		n, source = DefaultMaxPayload, "Herald's default for RabbitMQ"
+	}
+	if r := int(p.refused.Load()); r > 0 && r < n {
+		n, source = r, "the server's max_message_size"
+	}
+	return n, source
+}
 
 // Close closes the connection. Publish after Close fails with ErrClosed.
 func (p *Publisher) Close() error {
@@ -111,12 +144,12 @@ func (p *Publisher) session(ctx context.Context) (*session, error) {
 		_ = p.sess.close()
 		p.sess = nil
 	}
-	s, err := dial(ctx, p.cfg)
+	s, err := dial(ctx, p.cfg, &p.refused)
 	if err != nil {
 		// No connection, channel or exchange: nothing about any event.
 		return nil, herald.Unavailable(fmt.Errorf("not sent: %w", err))
 	}
-	p.sess = s
+	p.use(s)
 	return s, nil
 }
 
@@ -180,9 +213,8 @@ func (p *Publisher) send(ctx context.Context, s *session, m broker.Message) (*wa
 // could be sent.
 func (p *Publisher) publishing(m broker.Message) (amqp.Publishing, error) {
 	ev := m.Event
-	if len(ev.Payload) > p.cfg.MaxPayload {
-		return amqp.Publishing{}, fmt.Errorf("%w: rabbitmq: event %s: payload is %d bytes, the limit (max_payload) is %d",
-			herald.ErrPayloadTooLarge, ev.ID, len(ev.Payload), p.cfg.MaxPayload)
+	if limit, source := p.limit(); len(ev.Payload) > limit {
+		return amqp.Publishing{}, tooLarge(ev.ID, len(ev.Payload), limit, source)
 	}
 	if len(m.Destination) > 255 {
 		return amqp.Publishing{}, fmt.Errorf("rabbitmq: event %s: routing key (destination) is %d bytes, AMQP allows 255", ev.ID, len(m.Destination))

@@ -42,18 +42,23 @@ type session struct {
 	dead     atomic.Bool
 	blocked  atomic.Bool   // the broker blocked publishing (resource alarm)
 	done     chan struct{} // closed when the dispatcher exits
+	// closes tells why the server closed the channel; refused is where a
+	// limit it named on refusing a message is kept (the Publisher's).
+	closes  chan *amqp.Error
+	refused *atomic.Int64
 }
 
 // waiter is one published message waiting for its confirm.
 type waiter struct {
 	msgID string
+	size  int // of the body
 	err   error
 	done  chan struct{}
 }
 
 // dial opens a connection and a confirm-mode channel, checks the exchange
 // exists and starts the dispatcher.
-func dial(ctx context.Context, cfg Config) (*session, error) {
+func dial(ctx context.Context, cfg Config, refused *atomic.Int64) (*session, error) {
 	dialer := &net.Dialer{Timeout: cfg.DialTimeout}
 	conn, err := amqp.DialConfig(cfg.URL, amqp.Config{
 		Heartbeat: cfg.Heartbeat,
@@ -65,7 +70,7 @@ func dial(ctx context.Context, cfg Config) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: connect to %s: %w", cfg.redactedHost(), redactErr(err))
 	}
-	s, err := openChannel(conn, cfg)
+	s, err := openChannel(conn, cfg, refused)
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -73,7 +78,7 @@ func dial(ctx context.Context, cfg Config) (*session, error) {
 	return s, nil
 }
 
-func openChannel(conn *amqp.Connection, cfg Config) (*session, error) {
+func openChannel(conn *amqp.Connection, cfg Config, refused *atomic.Int64) (*session, error) {
 	ch, err := conn.Channel()
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: open channel: %w", err)
@@ -93,6 +98,10 @@ func openChannel(conn *amqp.Connection, cfg Config) (*session, error) {
 		pending:  map[uint64]*waiter{},
 		returned: map[string]amqp.Return{},
 		done:     make(chan struct{}),
+		// The client sends the close before it closes confirms, and the
+		// buffer keeps it for fail.
+		closes:  ch.NotifyClose(make(chan *amqp.Error, 1)),
+		refused: refused,
 	}
 	// While a resource alarm blocks the connection the broker stops
 	// reading, and a publish would hang in the socket write past the
@@ -151,12 +160,28 @@ func (s *session) resolve(c amqp.Confirmation) {
 
 // fail marks the session dead and fails every unconfirmed message as
 // ambiguous: the broker may have routed it before the channel went away.
+// When the server closed the channel because a message was over its
+// max_message_size, the messages over that limit fail permanently instead
+// (no retry can deliver them) and the limit is kept for the next checks.
 func (s *session) fail() {
 	s.dead.Store(true)
+	limit := 0
+	select {
+	case e := <-s.closes:
+		limit = refusedLimit(e)
+	default:
+	}
+	if limit > 0 {
+		s.refused.Store(int64(limit))
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for tag, w := range s.pending {
-		w.err = herald.Unavailable(herald.Ambiguous(errors.New("rabbitmq: channel closed before the broker confirmed")))
+		if limit > 0 && w.size > limit {
+			w.err = herald.Permanent(tooLarge(w.msgID, w.size, limit, "the server's max_message_size"))
+		} else {
+			w.err = herald.Unavailable(herald.Ambiguous(errors.New("rabbitmq: channel closed before the broker confirmed")))
+		}
 		close(w.done)
 		delete(s.pending, tag)
 	}
@@ -185,7 +210,7 @@ func (s *session) publish(ctx context.Context, exchange, key string, mandatory b
 		// A resource alarm blocks every publisher: the broker's state.
 		return nil, herald.Unavailable(errors.New("rabbitmq: not sent: the broker blocked publishing (resource alarm: memory or disk)"))
 	}
-	w := &waiter{msgID: msg.MessageId, done: make(chan struct{})}
+	w := &waiter{msgID: msg.MessageId, size: len(msg.Body), done: make(chan struct{})}
 	tag := s.ch.GetNextPublishSeqNo()
 	s.mu.Lock()
 	s.pending[tag] = w

@@ -137,7 +137,7 @@ func lockCandidates(ctx context.Context, tx txRunner, table string, status store
 	if err != nil {
 		return nil, err
 	}
-	return sqlcommon.ScanRecords(rows)
+	return sqlcommon.ScanClaimed(rows)
 }
 
 // candidateQuery is the locking read of lockCandidates, off the index
@@ -145,7 +145,9 @@ func lockCandidates(ctx context.Context, tx txRunner, table string, status store
 func candidateQuery(table string, status store.Status, p store.ClaimParams, limit int) (string, []any) {
 	scope, args := sqlcommon.ScopeWhere(p.Scope, "r")
 	ix := claimIndexFor(status, p)
-	q := "SELECT " + sqlcommon.RecordColumns("r") + ", UTC_TIMESTAMP(6) FROM " + table + " r FORCE INDEX (" +
+	// available_at comes twice: the second is read as the time the row
+	// became due (sqlcommon.ScanClaimed), which the UPDATE then overwrites.
+	q := "SELECT " + sqlcommon.RecordColumns("r") + ", UTC_TIMESTAMP(6), r.available_at FROM " + table + " r FORCE INDEX (" +
 		ix.name + ")\nWHERE " + ix.due + scope
 	args = append(ix.args, args...)
 	if p.HandedOver {

@@ -142,7 +142,9 @@ func candidates(table string, p store.ClaimParams, extra string) (string, []any)
 			// fill up with such rows forever.
 			order = "r.id"
 		}
-		return "SELECT r.id, r.tenant, r.partition_key FROM " + table + " r WHERE r.status = '" + status +
+		// due_at is the row's available_at before the claim rewrites it
+		// to the lease end: the claim returns it (store.Record.DueFor).
+		return "SELECT r.id, r.tenant, r.partition_key, r.available_at AS due_at FROM " + table + " r WHERE r.status = '" + status +
 			"' AND r.available_at <= now()" + scope + extra + " ORDER BY " + order + " LIMIT ? FOR UPDATE SKIP LOCKED"
 	}
 	q := "WITH expired AS (" + branch("in_flight") + "), ready AS (" + branch("pending") + `),
@@ -160,22 +162,23 @@ const markSQL = `SET status = 'in_flight', lease_owner = ?, lease_token = ?, att
 func claimUnordered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams) ([]store.Record, error) {
 	cte, args := candidates(table, p, "")
 	q := cte + "\nUPDATE " + table + " t " + markSQL + " FROM picked WHERE t.id = picked.id RETURNING " +
-		sqlcommon.RecordColumns("t") + ", now()"
+		sqlcommon.RecordColumns("t") + ", now(), picked.due_at"
 	args = append(args, p.Owner, p.Token, sqlcommon.Micros(p.Lease))
 	rows, err := tx.QueryContext(ctx, sqlcommon.Rebind(q), args...)
 	if err != nil {
 		return nil, err
 	}
-	return sqlcommon.ScanRecords(rows)
+	return sqlcommon.ScanClaimed(rows)
 }
 
 func claimOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams) ([]store.Record, error) {
 	cte, args := candidates(table, p, " AND (r.partition_key = '' OR NOT EXISTS ("+blockedByState(table, p.ParkOnDead)+"))")
-	rows, err := tx.QueryContext(ctx, sqlcommon.Rebind(cte+" SELECT id, tenant, partition_key FROM picked"), args...)
+	rows, err := tx.QueryContext(ctx, sqlcommon.Rebind(cte+
+		" SELECT id, tenant, partition_key, (extract(epoch FROM now() - due_at) * 1000000)::bigint FROM picked"), args...)
 	if err != nil {
 		return nil, err
 	}
-	cands, err := scanCandidates(rows)
+	cands, dueFor, err := scanCandidates(rows)
 	if err != nil || len(cands) == 0 {
 		return nil, err
 	}
@@ -188,7 +191,11 @@ func claimOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimPa
 	if err != nil {
 		return nil, err
 	}
-	return sqlcommon.ScanRecords(rows)
+	recs, err := sqlcommon.ScanRecords(rows)
+	for i := range recs {
+		recs[i].DueFor = dueFor[recs[i].ID]
+	}
+	return recs, err
 }
 
 // blockedByState is the ordered lanes' pre-filter: an earlier row of the
@@ -248,15 +255,20 @@ WHERE partition_key = ANY(?) AND partition_key <> '' AND status IN ('pending', '
 	return sqlcommon.KeepOrdered(cands, blockers), nil
 }
 
-func scanCandidates(rows *sql.Rows) ([]sqlcommon.Candidate, error) {
+// scanCandidates reads the candidates and how long each has been due (in
+// microseconds, on the database clock).
+func scanCandidates(rows *sql.Rows) ([]sqlcommon.Candidate, map[int64]time.Duration, error) {
 	defer rows.Close()
 	var cands []sqlcommon.Candidate
+	dueFor := map[int64]time.Duration{}
 	for rows.Next() {
 		var c sqlcommon.Candidate
-		if err := rows.Scan(&c.ID, &c.Tenant, &c.Key); err != nil {
-			return nil, err
+		var micros int64
+		if err := rows.Scan(&c.ID, &c.Tenant, &c.Key, &micros); err != nil {
+			return nil, nil, err
 		}
 		cands = append(cands, c)
+		dueFor[c.ID] = max(time.Duration(micros)*time.Microsecond, 0)
 	}
-	return cands, rows.Err()
+	return cands, dueFor, rows.Err()
 }

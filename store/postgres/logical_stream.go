@@ -46,6 +46,9 @@ type logStream struct {
 	// events so far, kept across calls of Next.
 	inTx bool
 	tx   []store.Record
+	// committed holds the commit time of each record of the batch Next is
+	// filling, for their DueFor.
+	committed []time.Time
 	// walEnd is the server's WAL end from its last keepalive, seen with
 	// no transaction open: everything before it has been streamed.
 	walEnd pglogrepl.LSN
@@ -138,6 +141,21 @@ const linger = time.Millisecond
 // (linger, once it has events). A transaction cut by the deadline stays
 // buffered for the next call.
 func (st *logStream) Next(ctx context.Context, limit int, wait time.Duration) (store.LogBatch, error) {
+	st.committed = st.committed[:0]
+	b, err := st.next(ctx, limit, wait)
+	// DueFor counts from the commit (the WAL's commit timestamp, on the
+	// database's clock) to now on this process's clock, as the batch is
+	// handed to the relay: a claimed row's DueFor stands at that point too.
+	now := time.Now()
+	for i := range b.Records {
+		if i < len(st.committed) {
+			b.Records[i].DueFor = max(now.Sub(st.committed[i]), 0)
+		}
+	}
+	return b, err
+}
+
+func (st *logStream) next(ctx context.Context, limit int, wait time.Duration) (store.LogBatch, error) {
 	b := store.LogBatch{End: uint64(max(st.readEnd, st.confirmed))}
 	defer func() { st.readEnd = max(st.readEnd, pglogrepl.LSN(b.End)) }()
 	deadline := time.Now().Add(wait)
@@ -231,6 +249,9 @@ func (st *logStream) decode(x pglogrepl.XLogData, b *store.LogBatch) (bool, erro
 			return true, nil // settled before a restart: the server sent it again
 		}
 		b.Records = append(b.Records, st.tx...)
+		for range st.tx {
+			st.committed = append(st.committed, m.CommitTime)
+		}
 		b.End = uint64(m.TransactionEndLSN)
 		return true, nil
 	default:

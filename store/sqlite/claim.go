@@ -74,7 +74,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 		if err != nil {
 			return err
 		}
-		recs, err = scanRecords(rows)
+		recs, err = scanClaimed(rows)
 		return err
 	})
 	if err != nil {
@@ -102,13 +102,18 @@ func claimQuery(qt string, p store.ClaimParams) (string, []any) {
 	WHERE b.partition_key = o.partition_key AND b.tenant = o.tenant AND b.id < o.id
 	  AND b.status IN ('pending', 'in_flight', 'dead') AND ` + blocking + `))`
 	}
+	// RETURNING sees the new values only, and available_at becomes the
+	// lease end; so the claim keeps the old one in updated_at, which no one
+	// reads on an in-flight row (every mark sets it again), and the last
+	// column returns how long the row had been due (store.Record.DueFor),
+	// in the same statement at no extra cost.
 	query := `UPDATE ` + qt + ` SET status = 'in_flight', attempts = attempts + 1,
-	lease_owner = ?, lease_token = ?, available_at = ` + now + ` + ?, updated_at = ` + now + `
+	lease_owner = ?, lease_token = ?, available_at = ` + now + ` + ?, updated_at = available_at
 WHERE id IN (
 	SELECT o.id FROM ` + qt + ` o
 	WHERE o.status IN ('pending', 'in_flight') AND o.available_at <= ` + now + filter + keyGate + `
 	ORDER BY ` + order + ` LIMIT ?)
-RETURNING ` + columns
+RETURNING ` + columns + `, ` + now + ` - updated_at`
 	args := make([]any, 0, len(fargs)+4)
 	args = append(args, p.Owner, p.Token, p.Lease.Milliseconds())
 	args = append(args, fargs...)
@@ -130,14 +135,26 @@ func queryRecords(ctx context.Context, q queryer, query string, args ...any) ([]
 }
 
 // scanRecords reads and closes rows.
-func scanRecords(rows *sql.Rows) ([]store.Record, error) {
+func scanRecords(rows *sql.Rows) ([]store.Record, error) { return scanRows(rows, false) }
+
+// scanClaimed reads and closes a claim's rows: columns and how long each
+// row had been due, in milliseconds (store.Record.DueFor).
+func scanClaimed(rows *sql.Rows) ([]store.Record, error) { return scanRows(rows, true) }
+
+func scanRows(rows *sql.Rows, due bool) ([]store.Record, error) {
 	defer rows.Close()
 	var recs []store.Record
 	for rows.Next() {
-		r, err := scanRecord(rows)
+		var dueMs int64
+		var extra []any
+		if due {
+			extra = []any{&dueMs}
+		}
+		r, err := scanRecord(rows, extra...)
 		if err != nil {
 			return nil, err
 		}
+		r.DueFor = time.Duration(max(dueMs, 0)) * time.Millisecond
 		recs = append(recs, r)
 	}
 	return recs, rows.Err()
@@ -146,7 +163,8 @@ func scanRecords(rows *sql.Rows) ([]store.Record, error) {
 // scanner is *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
-func scanRecord(sc scanner) (store.Record, error) {
+// scanRecord reads one row of columns, and of extra after them.
+func scanRecord(sc scanner, extra ...any) (store.Record, error) {
 	var (
 		r                         store.Record
 		headers, status, receipt  string
@@ -155,8 +173,9 @@ func scanRecord(sc scanner) (store.Record, error) {
 		delivered                 sql.NullInt64
 	)
 	ev := &r.Event
-	err := sc.Scan(&r.ID, &ev.ID, &ev.Tenant, &ev.Topic, &ev.Type, &ev.PartitionKey, &headers, &ev.Payload,
-		&created, &available, &status, &r.Attempts, &r.LastError, &r.LeaseOwner, &delivered, &receipt, &updated, &ageMs)
+	dest := append([]any{&r.ID, &ev.ID, &ev.Tenant, &ev.Topic, &ev.Type, &ev.PartitionKey, &headers, &ev.Payload,
+		&created, &available, &status, &r.Attempts, &r.LastError, &r.LeaseOwner, &delivered, &receipt, &updated, &ageMs}, extra...)
+	err := sc.Scan(dest...)
 	if err != nil {
 		return r, err
 	}

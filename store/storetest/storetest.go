@@ -39,6 +39,7 @@ func Run(t *testing.T, open Opener) {
 	}{
 		{"Enqueue", enqueueTests},
 		{"Claim", claimTests},
+		{"DueFor", dueForTests},
 		{"Lease", leaseTests},
 		{"Mark", markTests},
 		{"Dead", deadTests},

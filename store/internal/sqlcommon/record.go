@@ -137,7 +137,14 @@ func RecordColumns(alias string) string {
 
 // ScanRecords reads rows of RecordColumns plus the database's clock ("now",
 // for the records' age), and closes rows.
-func ScanRecords(rows *sql.Rows) ([]store.Record, error) {
+func ScanRecords(rows *sql.Rows) ([]store.Record, error) { return scanRecords(rows, false) }
+
+// ScanClaimed reads a claim's rows: RecordColumns, the database's clock and
+// the time each row became due (its available_at before the claim rewrote
+// it), which sets DueFor; it closes rows.
+func ScanClaimed(rows *sql.Rows) ([]store.Record, error) { return scanRecords(rows, true) }
+
+func scanRecords(rows *sql.Rows, due bool) ([]store.Record, error) {
 	defer rows.Close()
 	var recs []store.Record
 	for rows.Next() {
@@ -145,13 +152,20 @@ func ScanRecords(rows *sql.Rows) ([]store.Record, error) {
 		var headers, status string
 		var delivered sql.NullTime
 		var receipt sql.NullString
-		var now time.Time
-		if err := rows.Scan(&r.ID, &r.Event.ID, &r.Event.Tenant, &r.Event.Topic, &r.Event.Type,
+		var now, dueAt time.Time
+		dest := []any{&r.ID, &r.Event.ID, &r.Event.Tenant, &r.Event.Topic, &r.Event.Type,
 			&r.Event.PartitionKey, &headers, &r.Event.Payload, &status, &r.Attempts, &r.LastError,
-			&r.Event.CreatedAt, &r.AvailableAt, &delivered, &receipt, &r.LeaseOwner, &now); err != nil {
+			&r.Event.CreatedAt, &r.AvailableAt, &delivered, &receipt, &r.LeaseOwner, &now}
+		if due {
+			dest = append(dest, &dueAt)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		Finish(&r, status, headers, delivered, receipt, now)
+		if due {
+			r.DueFor = max(now.Sub(dueAt), 0)
+		}
 		recs = append(recs, r)
 	}
 	return recs, rows.Err()
