@@ -41,7 +41,10 @@ type pacer struct {
 
 func newPacer(w *worker) *pacer {
 	p := &pacer{w: w, idle: minPoll}
-	if pk, ok := w.store.(store.Peeker); ok && !w.notified {
+	// A peek asks whether the lane has ready rows, which it always has
+	// while a backlog drains: it tells a fair lane's express worker
+	// (express.go) nothing, so that one claims on wakeups and backs off.
+	if pk, ok := w.store.(store.Peeker); ok && !w.notified && !w.express {
 		p.peeker = pk
 	}
 	return p
