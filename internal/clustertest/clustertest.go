@@ -51,6 +51,28 @@ type Load struct {
 	// from 1 in commit order.
 	Sent map[string]int64
 	N    int
+	// logs keeps the relay's warnings, shown when a wait fails.
+	logs logBuffer
+}
+
+// logBuffer is a relay log kept for a failed test to show its end.
+type logBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	return len(p), nil
+}
+
+// tail is the last n bytes written.
+func (l *logBuffer) tail(n int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b[max(0, len(l.b)-n):])
 }
 
 // NewLoad commits n events over keys partition keys, round robin, in
@@ -115,7 +137,7 @@ func Lane(pub broker.Publisher, dest string, ordering relay.Ordering) relay.Lane
 func (l *Load) Relay(t testing.TB, lanes ...relay.Lane) (stop func()) {
 	t.Helper()
 	r, err := relay.New(relay.Config{Store: l.Store, Lanes: lanes, Node: "cluster",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.NewTextHandler(&l.logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +172,8 @@ func (l *Load) WaitDelivered(t testing.TB, n int, within time.Duration) {
 	var st store.LaneStats
 	defer func() {
 		if t.Failed() {
-			t.Logf("outbox stats when the wait ended: %+v", st)
+			t.Logf("outbox stats when the wait ended: %+v; undelivered rows' last errors: %v\nend of the relay's warnings:\n%s",
+				st, l.lastErrors(t), l.logs.tail(4000))
 		}
 	}()
 	testenv.WaitFor(t, Within(within), 20*time.Millisecond, fmt.Sprintf("%d events delivered", n), func() bool {
@@ -233,6 +256,24 @@ func (m *Model) CheckExactlyOnce(t testing.TB, sent map[string]int64) {
 	if err != nil || len(st) != 1 || st[0].Done != total || st[0].Failed+st[0].Dead != 0 {
 		t.Errorf("[bookkeeping] stats %+v, %v; want %d done, none failed or dead", st, err, total)
 	}
+}
+
+// lastErrors counts the distinct last errors (with attempts) of the rows
+// not yet delivered, for a failed wait to say what held them.
+func (l *Load) lastErrors(t testing.TB) map[string]int {
+	errs := map[string]int{}
+	for _, status := range []store.Status{store.StatusPending, store.StatusInFlight} {
+		rs, err := l.Store.List(context.Background(), store.ListParams{Scope: store.Scope{Table: Table},
+			Status: status, Limit: 1000})
+		if err != nil {
+			t.Errorf("listing %s rows: %v", status, err)
+			continue
+		}
+		for _, r := range rs {
+			errs[fmt.Sprintf("%s after %d attempts: %s", status, r.Attempts, r.LastError)]++
+		}
+	}
+	return errs
 }
 
 // Retried logs how many delivered rows took more than one attempt, and the
