@@ -39,6 +39,13 @@ func TestClusterNoQuorumIsUnavailable(t *testing.T) {
 		}
 		return pub.Publish(pctx, msgs)
 	}
+	// A new R3 stream elects its leader a moment after it is created
+	// (seconds on a busy machine): publish once Ping says it has one.
+	waitUntil(t, 30*time.Second, "the new stream to have a leader", func() bool {
+		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+		defer pcancel()
+		return pub.Ping(pctx) == nil
+	})
 	for i, r := range publish(10 * time.Second) {
 		if r.Err != nil {
 			t.Fatalf("healthy cluster: message %d: %v", i, r.Err)
