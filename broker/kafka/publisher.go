@@ -45,9 +45,13 @@ var ErrClosed = errors.New("kafka: publisher is closed")
 // Publisher produces events to Kafka. It is safe for concurrent use.
 type Publisher struct {
 	cfg    Config
+	opts   []kgo.Opt // the client's, for a renewal (renew.go)
 	client *kgo.Client
-	mu     sync.RWMutex // Publish holds it shared, Close exclusively
+	mu     sync.RWMutex // Publish holds it shared, Close and renew exclusively
 	closed bool
+	stalls stalls
+	// renewals counts the clients replaced after stalls (renew.go).
+	renewals int
 }
 
 var (
@@ -79,11 +83,12 @@ func New(_ context.Context, cfg Config) (*Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := kgo.NewClient(append(opts, sec...)...)
+	opts = append(opts, sec...)
+	client, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	return &Publisher{cfg: cfg, client: client}, nil
+	return &Publisher{cfg: cfg, opts: opts, client: client}, nil
 }
 
 // Guarantees: per-key order (one key, one partition, idempotent producer);
@@ -107,6 +112,15 @@ func (p *Publisher) Close() error {
 // Publish produces every message and returns one result per message, in
 // order, by ctx's deadline.
 func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker.Result {
+	results := p.produce(ctx, msgs)
+	if p.stalls.count(results) {
+		p.renew()
+	}
+	return results
+}
+
+// produce hands every message to the client and gathers the results.
+func (p *Publisher) produce(ctx context.Context, msgs []broker.Message) []broker.Result {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	g := newGather(len(msgs))
