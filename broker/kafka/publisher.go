@@ -50,8 +50,6 @@ type Publisher struct {
 	mu     sync.RWMutex // Publish holds it shared, Close and renew exclusively
 	closed bool
 	stalls stalls
-	// renewals counts the clients replaced after stalls (renew.go).
-	renewals int
 }
 
 var (

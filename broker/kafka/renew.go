@@ -73,7 +73,6 @@ func (p *Publisher) renew() {
 	}
 	old := p.client
 	p.client = fresh
-	p.renewals++
 	p.mu.Unlock()
 	old.Close()
 }

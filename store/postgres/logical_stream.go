@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
 // statusEvery is how often the stream tells the server where it is, well
@@ -295,12 +296,8 @@ func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery
 	if err != nil {
 		return err
 	}
-	for {
-		old := st.recorded.Load()
-		if end <= old || st.recorded.CompareAndSwap(old, end) {
-			return nil
-		}
-	}
+	sqlcommon.RaisePosition(&st.recorded, end)
+	return nil
 }
 
 // Close ends the replication connection and gives the lease up.

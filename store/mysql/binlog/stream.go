@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
 // logStream is one lane's binlog dump.
@@ -275,12 +276,8 @@ func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery
 	if err != nil {
 		return err
 	}
-	for {
-		old := st.recorded.Load()
-		if end <= old || st.recorded.CompareAndSwap(old, end) {
-			return nil
-		}
-	}
+	sqlcommon.RaisePosition(&st.recorded, end)
+	return nil
 }
 
 // Close ends the dump and gives the lease up.
