@@ -41,25 +41,39 @@ func (l *logLines) WithAttrs([]slog.Attr) slog.Handler { return l }
 func (l *logLines) WithGroup(string) slog.Handler      { return l }
 
 // count returns how many records have a message starting with prefix.
-func (l *logLines) count(prefix string) int {
+func (l *logLines) count(prefix string) int { return len(l.between(0, -1, prefix)) }
+
+// mark is the number of records so far: a position for between.
+func (l *logLines) mark() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := 0
-	for _, r := range l.lines {
-		if strings.HasPrefix(r.Message, prefix) {
-			n++
-		}
-	}
-	return n
+	return len(l.lines)
 }
 
-// texts renders the records whose message starts with prefix, attributes
-// included, for failure messages.
-func (l *logLines) texts(prefix string) []string {
+// first is the position of the first record from position from on whose
+// message starts with prefix, or -1.
+func (l *logLines) first(from int, prefix string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for i := from; i < len(l.lines); i++ {
+		if strings.HasPrefix(l.lines[i].Message, prefix) {
+			return i
+		}
+	}
+	return -1
+}
+
+// between renders the records at positions [from, to) (to -1: up to the
+// last) whose message starts with prefix, attributes included, for failure
+// messages.
+func (l *logLines) between(from, to int, prefix string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if to < 0 || to > len(l.lines) {
+		to = len(l.lines)
+	}
 	var out []string
-	for _, r := range l.lines {
+	for _, r := range l.lines[from:to] {
 		if strings.HasPrefix(r.Message, prefix) {
 			text := r.Message
 			r.Attrs(func(a slog.Attr) bool { text += " " + a.String(); return true })
@@ -89,6 +103,10 @@ func runBrokerDown(t *testing.T, tg outageTarget) {
 	e.enqueue(first...)
 	waitFor(t, 30*time.Second, "the first events delivered", func() bool { return e.stats().Delivered == 100 })
 
+	// Per-event lines count only from the stop to the recovery: before and
+	// after it, a server slowed by a loaded machine may time out some posts
+	// while answering others, and those are the events' own verdicts.
+	stopped := logs.mark()
 	tg.stop(t)
 	began := time.Now()
 	second := events("b", "", 100)
@@ -117,9 +135,10 @@ func runBrokerDown(t *testing.T, tg outageTarget) {
 	if n := logs.count("broker recovered"); n != 1 {
 		t.Errorf("%d 'broker recovered' log lines, want 1", n)
 	}
-	if n := logs.count("publish failed"); n != 0 {
-		t.Errorf("%d per-event 'publish failed' log lines, want none: the outage is the lane's:\n%s", n,
-			strings.Join(logs.texts("publish failed"), "\n"))
+	recovered := logs.first(stopped, "broker recovered")
+	if lines := logs.between(stopped, recovered, "publish failed"); len(lines) != 0 {
+		t.Errorf("%d per-event 'publish failed' log lines during the outage, want none: the outage is the lane's:\n%s",
+			len(lines), strings.Join(lines, "\n"))
 	}
 	if b := health.Brokers(); len(b) != 1 || !b[0].Up || b[0].OutageTotal < brokerDownFor/2 {
 		t.Errorf("health after the outage: %+v, want one broker, up, with an outage total near %v", b, brokerDownFor)
