@@ -71,8 +71,11 @@ func TestDeadHeadParksOrSkipsItsKey(t *testing.T) {
 				return
 			}
 			time.Sleep(100 * time.Millisecond) // several poll rounds
-			if e.pub.Count("a-001") != 0 || e.get("a-001").Status != store.StatusPending {
-				t.Fatalf("park: a-001 went out behind a dead head")
+			// A parked row may be inside a claim that is about to release
+			// it when looked at: it must only never go out nor finish.
+			if n, st := e.pub.Count("a-001"), e.get("a-001").Status; n != 0 ||
+				(st != store.StatusPending && st != store.StatusInFlight) {
+				t.Fatalf("park: a-001 went out behind a dead head (published %d times, status %s)", n, st)
 			}
 		})
 	}
