@@ -196,8 +196,15 @@ lanes:
 // checkStatusShowsDown runs `herald status` (another process's view, from
 // the lane state table) until it shows the broker down, in JSON and text.
 func checkStatusShowsDown(t *testing.T, cfg string, refused bool) {
-	waitFor(t, 30*time.Second, "herald status showing the broker down", func() bool {
-		code, out, _ := cliRun(t, "status", "--config", cfg, "--json")
+	var last string // the last status seen, for a failure's message
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last herald status --json:\n%s", last)
+		}
+	})
+	waitFor(t, 60*time.Second, "herald status showing the broker down", func() bool {
+		code, out, errOut := cliRun(t, "status", "--config", cfg, "--json")
+		last = fmt.Sprintf("exit %d\n%s%s", code, out, errOut)
 		var st struct {
 			Lanes []admin.LaneStatus `json:"lanes"`
 		}
