@@ -11,8 +11,9 @@
 # PEERS picks the peers (default "minimal watermill river"; River runs on
 # PostgreSQL only). HERALD_BEFORE, if set, is a second Herald build run in
 # the same rounds (before/after a change). The peers create their own
-# tables in the "peers" database; Herald drops and recreates herald_bench
-# in the database HERALD_DSN names (default: test).
+# tables in the "peers" database; Herald drops and recreates the table
+# HERALD_TABLE names (default herald_bench; give each concurrent run its
+# own) in the database HERALD_DSN names (default: test).
 set -euo pipefail
 kind=${1:?mysql or postgres}; n=${2:-100000}; b=${3:-1000}; w=${4:-2}; rounds=${5:-3}
 : "${PEERS_BIN:?directory holding the built peer programs}"
@@ -33,7 +34,7 @@ store: {driver: $driver, dsn: "$dsn"}
 brokers:
   nats: {type: nats, url: "$NATS_URL", stream: HERALDBENCH, subjects: ["heraldbench.>"], create_stream: true}
 lanes:
-  - {name: bench, table: herald_bench, broker: nats, destination: "heraldbench.{topic}"}
+  - {name: bench, table: ${HERALD_TABLE:-herald_bench}, broker: nats, destination: "heraldbench.{topic}"}
 YAML
 rate() { grep -o 'events_per_s=[0-9.]*\|jobs_per_s=[0-9.]*' | head -1 | cut -d= -f2; }
 herald_rate() {

@@ -10,18 +10,34 @@ import (
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
-// Complete marks rows delivered, keeping each receipt. delivered_at and
-// available_at both get the database's now: available_at then orders
-// delivered rows for retention on the same index as the claim.
+// Complete marks rows delivered, keeping each receipt. available_at gets
+// the database's now: it orders delivered rows for retention on the same
+// index as the claim, and it is what the virtual delivered_at shows
+// (schema version 3). The receipt goes into receipt_padded padded to its
+// default's size, so that the row is rewritten in place (see
+// migrations/outbox_0003_fixed_marks.sql).
 func (s *Store) Complete(ctx context.Context, f store.Fence, ds []store.Delivery) ([]int64, error) {
 	ids := make([]int64, len(ds))
-	receipts := make([]string, len(ds))
+	receipts := make([]any, len(ds))
 	for i, d := range ds {
-		ids[i], receipts[i] = d.ID, d.Receipt.JSON()
+		ids[i], receipts[i] = d.ID, padReceipt(d.Receipt.JSON())
 	}
-	set, args := perRow("receipt", ids, stringsToAny(receipts))
+	set, args := perRow("receipt_padded", ids, receipts)
 	return s.fenced(ctx, "complete", f, ids, store.StatusDelivered,
-		"status = 'delivered', delivered_at = UTC_TIMESTAMP(6), available_at = UTC_TIMESTAMP(6), "+set, args)
+		"status = 'delivered', available_at = UTC_TIMESTAMP(6), "+set, args)
+}
+
+// ReceiptWidth is the size in bytes of receipt_padded's default (64
+// spaces): a receipt padded to it replaces the default in place.
+const ReceiptWidth = 64
+
+// padReceipt pads a receipt with spaces to ReceiptWidth bytes; longer ones
+// are returned as they are.
+func padReceipt(r string) string {
+	if len(r) >= ReceiptWidth {
+		return r
+	}
+	return r + strings.Repeat(" ", ReceiptWidth-len(r))
 }
 
 // Retry puts rows back to pending, due after each one's backoff.
@@ -176,7 +192,5 @@ func failures(fs []store.Failure) (ids []int64, errs, backoffs []any) {
 	}
 	return ids, errs, backoffs
 }
-
-func stringsToAny(ss []string) []any { return sqlcommon.StringArgs(ss) }
 
 func retryLoop(ctx context.Context, f func() error) error { return sqlcommon.Retry(ctx, retryable, f) }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -92,7 +93,7 @@ func applyUpTo(ctx context.Context, conn *sql.Conn, kind, table string, upTo int
 			continue
 		}
 		for _, stmt := range m.Statements(table) {
-			if _, err := conn.ExecContext(ctx, stmt); err != nil && !appliedBefore(err) {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil && !appliedBefore(stmt, err) {
 				return fmt.Errorf("mysql store: migrate %s to version %d: %w", table, m.Version, err)
 			}
 		}
@@ -104,15 +105,23 @@ func applyUpTo(ctx context.Context, conn *sql.Conn, kind, table string, upTo int
 	return nil
 }
 
-// erDupFieldName is the server's error for ADD COLUMN of a column that exists.
-const erDupFieldName = 1060
+// The server's errors for ADD COLUMN of a column that exists and for a
+// column that does not exist.
+const (
+	erDupFieldName = 1060
+	erBadFieldName = 1054
+)
 
-// appliedBefore reports whether err says that the statement's change is
-// already there: an ALTER that adds columns which exist. MySQL 8 has no ADD
-// COLUMN IF NOT EXISTS, and an ALTER is atomic on the servers Herald
-// supports (MariaDB 10.6+, MySQL 8), so the columns exist only if a run that
+// appliedBefore reports whether err says that stmt's change is already
+// there: an ALTER that adds columns which exist, or one that renames
+// columns which are gone (renamed). MySQL 8 has no ADD COLUMN IF NOT
+// EXISTS, and an ALTER is atomic on the servers Herald supports (MariaDB
+// 10.6+, MySQL 8), so the columns exist (or are gone) only if a run that
 // crashed before recording its version made the whole statement.
-func appliedBefore(err error) bool {
+func appliedBefore(stmt string, err error) bool {
 	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == erDupFieldName
+	if !errors.As(err, &me) {
+		return false
+	}
+	return me.Number == erDupFieldName || me.Number == erBadFieldName && strings.Contains(stmt, "RENAME COLUMN")
 }

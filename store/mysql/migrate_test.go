@@ -3,8 +3,10 @@ package mysql_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,20 +21,29 @@ import (
 // changes over its life, as text.
 type rowState struct{ status, attempts, lastError, owner, token, receipt, availableAt, deliveredAt string }
 
-// TestUpgradeToReadyColumns builds a version-1 table holding rows in every
-// state (pending, delayed, retryable, claimed, delivered, dead; of a named
-// tenant and with a partition key too), upgrades it to the latest version
-// while plain-SQL inserts go on, and checks that every row is unchanged and
-// that the relay's operations work on them: the claimed row completes
-// under its fencing token, tenant and ordered claims (the rebuilt indexes)
-// find the ready rows and skip the others, dead rows list.
-func TestUpgradeToReadyColumns(t *testing.T) {
+// TestUpgradeToReadyColumns upgrades a version-1 table (see testUpgrade).
+func TestUpgradeToReadyColumns(t *testing.T) { testUpgrade(t, 1) }
+
+// TestUpgradeToFixedMarks upgrades a version-2 table (see testUpgrade).
+func TestUpgradeToFixedMarks(t *testing.T) { testUpgrade(t, 2) }
+
+// testUpgrade builds a table at version from holding rows in every state
+// (pending, delayed, retryable, claimed, delivered with a receipt, dead; of
+// a named tenant and with a partition key too), upgrades it to the latest
+// version while plain-SQL inserts go on, and checks that every row is
+// unchanged and that the relay's operations work on them: the claimed row
+// completes under its fencing token, tenant and ordered claims (the rebuilt
+// indexes) find the ready rows and skip the others, dead rows list, the
+// delivered row replays and is delivered again with its new time and
+// receipt. The delivered row is marked as the build of its version did
+// (version 3 moved receipt and delivered_at).
+func testUpgrade(t *testing.T, from int) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s := openStore(t)
 	table := testenv.Name("herald_up")
 	defer dbtest.Drop(s, table)
-	if err := s.MigrateTo(ctx, table, 1); err != nil {
+	if err := s.MigrateTo(ctx, table, from); err != nil {
 		t.Fatal(err)
 	}
 	q := "`" + table + "`"
@@ -62,7 +73,10 @@ VALUES (?, ?, ?, 'orders', 'OrderPlaced', '{}', UTC_TIMESTAMP(6) + INTERVAL `+de
 			t.Fatalf("lost %v, %v", lost, err)
 		}
 	}
-	mustNone(s.Complete(ctx, f, []store.Delivery{{ID: byName["delivered"], Receipt: store.Receipt{Stream: "S", Sequence: 7}}}))
+	if _, err := s.DB().ExecContext(ctx, "UPDATE "+q+` SET status = 'delivered', delivered_at = UTC_TIMESTAMP(6),
+  available_at = UTC_TIMESTAMP(6), receipt = '{"stream":"S","seq":7}' WHERE id = ? AND lease_token = 11`, byName["delivered"]); err != nil {
+		t.Fatal(err)
+	}
 	mustNone(s.Retry(ctx, f, []store.Failure{{ID: byName["retryable"], Error: "broker said no"}}))
 	mustNone(s.Kill(ctx, f, []store.Failure{{ID: byName["dead"], Error: "permanent"}}))
 	insert("pending", "", "", "-1 SECOND")
@@ -112,9 +126,11 @@ VALUES (?, ?, ?, 'orders', 'OrderPlaced', '{}', UTC_TIMESTAMP(6) + INTERVAL `+de
 	}
 	t.Logf("%d rows inserted during the upgrade", len(live))
 	checkUpgradedOperations(ctx, t, s, table, byName["claimed"])
+	checkRedelivery(ctx, t, s, table, before["delivered"])
 	// A crash after the ALTERs but before the version was recorded: the
-	// next Migrate runs version 2 again on a table that has its columns.
-	if _, err := s.DB().ExecContext(ctx, "DELETE FROM herald_migrations WHERE table_name = ? AND version = 2", table); err != nil {
+	// next Migrate runs the versions since from again on a table that has
+	// their columns.
+	if _, err := s.DB().ExecContext(ctx, "DELETE FROM herald_migrations WHERE table_name = ? AND version > ?", table, from); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Migrate(ctx, table); err != nil {
@@ -160,6 +176,58 @@ func checkUpgradedOperations(ctx context.Context, t *testing.T, s *mysql.Store, 
 	}
 }
 
+// checkRedelivery replays the row delivered before the upgrade (was: its
+// state then), claims it and delivers it again, and checks that its
+// delivery time and receipt are the new ones; then delivers a row with a
+// receipt too long to pad, which is kept whole.
+func checkRedelivery(ctx context.Context, t *testing.T, s *mysql.Store, table string, was rowState) {
+	t.Helper()
+	ids, err := s.Replays().ReplayNext(ctx, store.ReplayBatch{Query: store.EventQuery{Scope: store.Scope{Table: table},
+		Statuses: []store.Status{store.StatusDelivered}, EventIDs: []string{"delivered"}}, Limit: 10, By: "test"})
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("replay of the delivered row: %v, %v", ids, err)
+	}
+	if _, err := s.DB().ExecContext(ctx, "UPDATE `"+table+"` SET available_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE id <> ? AND status = 'pending'", ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	long := store.Receipt{Stream: "S", Sequence: 8, MessageID: strings.Repeat("m", 80)}
+	for i, rc := range []store.Receipt{{Stream: "S", Sequence: 8}, long} {
+		recs, err := s.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: table}, Owner: "w3", Token: int64(31 + i),
+			Lease: time.Minute, Limit: 1})
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("claim %d after the replay: %d rows, %v", i, len(recs), err)
+		}
+		if lost, err := s.Complete(ctx, store.Fence{Table: table, Token: int64(31 + i)},
+			[]store.Delivery{{ID: recs[0].ID, Receipt: rc}}); err != nil || len(lost) != 0 {
+			t.Fatalf("complete %d: lost %v, %v", i, lost, err)
+		}
+		got, err := s.Get(ctx, table, recs[0].Event.ID)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case got.Status != store.StatusDelivered || got.Receipt != rc:
+			t.Errorf("row %s delivered again: %s with receipt %+v, want %+v", got.Event.ID, got.Status, got.Receipt, rc)
+		case i == 0 && !got.DeliveredAt.After(timeOf(t, was.deliveredAt)):
+			t.Errorf("row delivered again: delivered_at %v, first delivery %s", got.DeliveredAt, was.deliveredAt)
+		}
+		if i > 0 {
+			break
+		}
+		if _, err := s.DB().ExecContext(ctx, "INSERT INTO `"+table+"` (event_id, topic, event_type) VALUES ('long', 'orders', 'OrderPlaced')"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func timeOf(t *testing.T, s string) time.Time {
+	t.Helper()
+	tm, err := time.Parse("2006-01-02 15:04:05.999999", s)
+	if err != nil {
+		t.Fatalf("time %q: %v", s, err)
+	}
+	return tm
+}
+
 // snapshot reads every row's state by event id.
 func snapshot(t *testing.T, db *sql.DB, q string) map[string]rowState {
 	t.Helper()
@@ -182,4 +250,31 @@ func snapshot(t *testing.T, db *sql.DB, q string) map[string]rowState {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestUpgradeAfterPartialRename: a crash after version 3's first ALTER (the
+// renames) but before the rest; the next Migrate finds the columns renamed
+// and completes the upgrade.
+func TestUpgradeAfterPartialRename(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	table := testenv.Name("herald_up3")
+	defer dbtest.Drop(s, table)
+	if err := s.MigrateTo(ctx, table, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, "ALTER TABLE `"+table+"` RENAME COLUMN receipt TO receipt_padded, "+
+		"RENAME COLUMN delivered_at TO delivered_at_stored"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx, table); err != nil {
+		t.Fatalf("upgrade after a crash inside version 3: %v", err)
+	}
+	if cur, latest, err := s.SchemaVersion(ctx, table); err != nil || cur != latest {
+		t.Fatalf("version %d of %d, %v", cur, latest, err)
+	}
+	var receipt, delivered sql.NullString
+	if err := s.DB().QueryRowContext(ctx, "SELECT receipt, delivered_at FROM `"+table+"` LIMIT 1").Scan(&receipt, &delivered); !errors.Is(err, sql.ErrNoRows) {
+		t.Fatalf("reading the virtual columns: %v", err)
+	}
 }

@@ -16,6 +16,8 @@ func (s *Store) replays() sqlcommon.Replayer {
 		TimeArg: func(t time.Time) any { return t.UTC() },
 		Columns: sqlcommon.RecordColumns("") + ", UTC_TIMESTAMP(6)", Scan: sqlcommon.ScanRecords,
 		Lock: " FOR UPDATE", InTx: s.inTx, Exec: s.exec,
+		// delivered_at is computed (schema version 3); see Complete.
+		DeliveredAt: "delivered_at_stored",
 	}
 }
 

@@ -1,6 +1,7 @@
 package sqlcommon
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -61,6 +62,9 @@ type Replayer struct {
 	Lock string
 	// Touch is extra assignments for changed rows (", updated_at = …").
 	Touch string
+	// DeliveredAt is the stored column of the delivery time, which a replay
+	// clears: "delivered_at" when empty (MySQL's is delivered_at_stored).
+	DeliveredAt string
 	// InTx runs f in one of the store's write transactions; Exec runs one
 	// write statement and returns the rows it changed.
 	InTx func(ctx context.Context, f func(tx *sql.Tx) error) error
@@ -224,7 +228,7 @@ func (r Replayer) next(ctx context.Context, tx *sql.Tx, qt string, b store.Repla
 		entries = append(entries, b.Query.Table, p.eventID, p.id, p.from, b.By, b.Reason)
 	}
 	res, err := tx.ExecContext(ctx, r.bind("UPDATE "+qt+" SET status = 'pending', attempts = 0, available_at = "+r.Now+
-		", delivered_at = NULL"+r.Touch+" WHERE id IN ("+Marks(len(ids))+") AND status IN ('delivered', 'dead')"),
+		", "+cmp.Or(r.DeliveredAt, "delivered_at")+" = NULL"+r.Touch+" WHERE id IN ("+Marks(len(ids))+") AND status IN ('delivered', 'dead')"),
 		Int64Args(ids)...)
 	if err != nil {
 		return nil, err

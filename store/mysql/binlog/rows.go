@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/mysql"
 )
 
 // retryable reports a lost deadlock (1213) or a lock wait timeout (1205).
@@ -101,8 +102,9 @@ func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int) (
 		n = len(ids)
 		if _, err := tx.ExecContext(ctx, `UPDATE `+q+` t JOIN JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT PATH '$[0]', receipt LONGTEXT PATH '$[1]')) d
   ON t.id = d.id
-SET t.status = 'delivered', t.delivered_at = UTC_TIMESTAMP(6), t.available_at = UTC_TIMESTAMP(6), t.receipt = d.receipt
-WHERE t.status = 'pending' AND t.lease_owner = ''`, doc); err != nil {
+SET t.status = 'delivered', t.available_at = UTC_TIMESTAMP(6),
+  t.receipt_padded = CONCAT(d.receipt, REPEAT(' ', GREATEST(0, ? - LENGTH(d.receipt))))
+WHERE t.status = 'pending' AND t.lease_owner = ''`, doc, mysql.ReceiptWidth); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, "DELETE FROM herald_log_marks WHERE id IN ("+sqlcommon.Marks(len(ids))+")", sqlcommon.Int64Args(ids)...)
