@@ -35,7 +35,9 @@ func newLogicalEnv(t *testing.T) (*env, *testenv.Postgres) {
 	return &env{t: t, store: s, ob: ob, pub: memory.New(memory.Config{}), table: table}, pg
 }
 
-func logLane(l *Lane) { l.Source, l.Ordering = SourceLog, OrderingKey }
+// logLane makes a lane a log lane, ordered, with two batches published at
+// once (and two polling workers for handed-over rows).
+func logLane(l *Lane) { l.Source, l.Ordering, l.Concurrency = SourceLog, OrderingKey, 2 }
 
 // startLog starts a relay and waits until its log lane has its slot: rows
 // committed before are the first start's backlog, handed to the polling

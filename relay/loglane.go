@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/store"
@@ -52,7 +53,9 @@ type logReader struct {
 	w     *worker
 	owner string
 	// parked are the keys (tenant, key) with handed-over rows not finished,
-	// on ordered lanes: their later events are handed over too.
+	// on ordered lanes: their later events are handed over too. Batches
+	// settled at once share them (parkMu).
+	parkMu      sync.Mutex
 	parked      map[[2]string]bool
 	parkedAt    time.Time
 	standingBy  bool
@@ -121,20 +124,21 @@ func (r *logReader) wait(ctx context.Context, d time.Duration) {
 }
 
 // relay runs three stages until ctx ends or one fails: a fetcher reads
-// batches from the stream, this goroutine publishes and settles them in
-// order, and a recorder writes each settled batch's marks and position
-// (recorder.go); so reading, publishing and recording overlap. A batch is
-// recorded only when each of its events is delivered, handed over or dead;
-// one cut by shutdown is read again next time.
+// batches from the stream, up to the lane's concurrency of batches are
+// published and settled at once (logpublish.go), and a recorder writes the
+// settled batches' marks and positions in commit order (recorder.go); so
+// reading, publishing and recording overlap. A batch is recorded only when
+// it and every batch before it are settled, each event delivered, handed
+// over or dead; one cut by shutdown is read again next time.
 func (r *logReader) relay(ctx context.Context, st store.LogStream) error {
-	if err := r.loadParked(ctx, true); err != nil {
+	if err := r.loadParked(ctx); err != nil {
 		return err
 	}
 	sctx, stop := context.WithCancelCause(ctx)
 	rec := startRecorder(sctx, stop, st, r.w, r.recorded)
 	batches := make(chan fetched, 1)
 	go r.fetch(sctx, stop, st, batches)
-	err := r.settleAll(sctx, batches, rec)
+	err := r.settleAll(sctx, stop, batches, rec)
 	stop(err)
 	for range batches { // the fetcher is done with the stream once it closes batches
 	}
@@ -179,31 +183,6 @@ func (r *logReader) fetch(ctx context.Context, fail context.CancelCauseFunc, st 
 	}
 }
 
-// settleAll publishes and settles the fetched batches in order and hands
-// them to the recorder.
-func (r *logReader) settleAll(ctx context.Context, batches <-chan fetched, rec *recorder) error {
-	lane := r.w.lane
-	var sent uint64
-	for f := range batches {
-		b := f.b
-		req := recordReq{end: b.End, stats: BatchStats{Lane: lane.Name, Worker: r.owner, Claimed: len(b.Records), Claim: f.took}}
-		if len(b.Records) > 0 {
-			var err error
-			if req.marks, err = r.settle(ctx, b.Records, f.at, &req.stats); err != nil {
-				return err
-			}
-		}
-		if b.End > sent || len(b.Records) > 0 {
-			rec.send(ctx, req)
-			sent = b.End
-		}
-		if err := r.loadParked(ctx, false); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // streamErr prefers the recorder's failure, which cancelled sctx, to the
 // context error it caused.
 func streamErr(sctx context.Context, err error) error {
@@ -216,23 +195,34 @@ func streamErr(sctx context.Context, err error) error {
 	return err
 }
 
-// loadParked reads the parked keys from the table: at start, and at most
-// once per poll interval while some are parked (a key is let go when its
-// handed-over rows are finished).
-func (r *logReader) loadParked(ctx context.Context, force bool) error {
+// parkedDue reports whether loadParked should read the parked keys again:
+// at most once per poll interval while some are parked (a key is let go
+// when its handed-over rows are finished).
+func (r *logReader) parkedDue() bool {
+	r.parkMu.Lock()
+	defer r.parkMu.Unlock()
+	return r.w.lane.Ordering == OrderingKey && len(r.parked) > 0 && time.Since(r.parkedAt) >= r.w.lane.PollInterval
+}
+
+// loadParked reads the parked keys from the table (ordered lanes only).
+// The caller makes sure no batch is being settled: one that parked a key
+// but has not written its hand-over yet would lose the key.
+func (r *logReader) loadParked(ctx context.Context) error {
 	lane := r.w.lane
-	if lane.Ordering != OrderingKey || (!force && (len(r.parked) == 0 || time.Since(r.parkedAt) < lane.PollInterval)) {
+	if lane.Ordering != OrderingKey {
 		return nil
 	}
 	keys, err := r.lr.HandedOverKeys(ctx, lane.Name, lane.Scope(), lane.OnDead == OnDeadPark)
 	if err != nil {
 		return err
 	}
-	r.parked = make(map[[2]string]bool, len(keys))
+	parked := make(map[[2]string]bool, len(keys))
 	for _, k := range keys {
-		r.parked[k] = true
+		parked[k] = true
 	}
-	r.parkedAt = time.Now()
+	r.parkMu.Lock()
+	r.parked, r.parkedAt = parked, time.Now()
+	r.parkMu.Unlock()
 	return nil
 }
 

@@ -47,6 +47,8 @@ func (r *logReader) settle(ctx context.Context, recs []store.Record, read time.T
 // publish them when due); on ordered lanes a delayed event parks its key.
 func (r *logReader) parkUpFront(b *batch) {
 	ordered := r.w.lane.Ordering == OrderingKey
+	r.parkMu.Lock()
+	defer r.parkMu.Unlock()
 	for i := range b.items {
 		it := &b.items[i]
 		key := [2]string{it.rec.Event.Tenant, it.rec.Event.PartitionKey}
@@ -69,6 +71,8 @@ func (r *logReader) parkBehindFailures(b *batch) {
 	if r.w.lane.Ordering != OrderingKey {
 		return
 	}
+	r.parkMu.Lock()
+	defer r.parkMu.Unlock()
 	for i := range b.items {
 		it := &b.items[i]
 		key := [2]string{it.rec.Event.Tenant, it.rec.Event.PartitionKey}

@@ -96,16 +96,20 @@ func (rc *recorder) write(ctx context.Context, st store.LogStream, reqs []record
 	return nil
 }
 
-// send queues req (blocking while the recorder is behind: back-pressure).
-func (rc *recorder) send(ctx context.Context, req recordReq) {
+// send queues req (blocking while the recorder is behind: back-pressure)
+// and reports whether it did; once it did not (ctx ended), no later
+// request may be sent: its position would pass req's unwritten marks.
+func (rc *recorder) send(ctx context.Context, req recordReq) bool {
 	select {
 	case rc.in <- req: // preferred to ctx's end: the batch is settled
-		return
+		return true
 	default:
 	}
 	select {
 	case rc.in <- req:
+		return true
 	case <-ctx.Done():
+		return false
 	}
 }
 
