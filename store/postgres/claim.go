@@ -37,7 +37,40 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	}
 	var recs []store.Record
 	bound := boundArg(s.bound.Note(p.Lease))
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	if s.pipelined && !p.Ordered {
+		recs, err = s.claimOneTrip(ctx, table, p, bound)
+	} else {
+		recs, err = s.claimInTx(ctx, table, p, bound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: claim from %s: %w", p.Table, err)
+	}
+	slices.SortFunc(recs, func(a, b store.Record) int { return cmp.Compare(a.ID, b.ID) })
+	return recs, nil
+}
+
+// claimOneTrip claims an unordered batch in one round trip (see oneTrip).
+// Its transaction has committed when the rows are read, so the test hook
+// PauseInClaim freezes a relay that holds the rows by its lease alone.
+func (s *Store) claimOneTrip(ctx context.Context, table string, p store.ClaimParams, bound string) ([]store.Record, error) {
+	q, args := unorderedClaim(table, p)
+	var recs []store.Record
+	err := s.oneTrip(ctx, s.claimSettings(), bound, q, args, func(rows sqlcommon.Cursor) (err error) {
+		recs, err = sqlcommon.ReadRecords(rows, true)
+		return err
+	})
+	if err == nil && len(recs) > 0 {
+		sqlcommon.PauseInClaim(ctx)
+	}
+	return recs, err
+}
+
+// claimInTx claims through database/sql, a statement at a time: ordered
+// lanes (their claim reads, filters, then marks) and pools of other
+// drivers.
+func (s *Store) claimInTx(ctx context.Context, table string, p store.ClaimParams, bound string) ([]store.Record, error) {
+	var recs []store.Record
+	err := s.inTx(ctx, func(tx *sql.Tx) (err error) {
 		if _, err := tx.ExecContext(ctx, s.claimSettings(), bound); err != nil {
 			return err
 		}
@@ -51,11 +84,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 		}
 		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres store: claim from %s: %w", p.Table, err)
-	}
-	slices.SortFunc(recs, func(a, b store.Record) int { return cmp.Compare(a.ID, b.ID) })
-	return recs, nil
+	return recs, err
 }
 
 // planSettings pins the claim's plan for its transaction (is_local: true),
@@ -159,12 +188,17 @@ picked AS (SELECT * FROM expired UNION ALL SELECT * FROM ready LIMIT ?)`
 const markSQL = `SET status = 'in_flight', lease_owner = ?, lease_token = ?, attempts = t.attempts + 1,
   available_at = now() + ? * interval '1 microsecond'`
 
-func claimUnordered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams) ([]store.Record, error) {
+// unorderedClaim is the one statement of an unordered claim.
+func unorderedClaim(table string, p store.ClaimParams) (string, []any) {
 	cte, args := candidates(table, p, "")
 	q := cte + "\nUPDATE " + table + " t " + markSQL + " FROM picked WHERE t.id = picked.id RETURNING " +
 		sqlcommon.RecordColumns("t") + ", now(), picked.due_at"
-	args = append(args, p.Owner, p.Token, sqlcommon.Micros(p.Lease))
-	rows, err := tx.QueryContext(ctx, sqlcommon.Rebind(q), args...)
+	return sqlcommon.Rebind(q), append(args, p.Owner, p.Token, sqlcommon.Micros(p.Lease))
+}
+
+func claimUnordered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams) ([]store.Record, error) {
+	q, args := unorderedClaim(table, p)
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

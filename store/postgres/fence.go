@@ -56,7 +56,8 @@ func (s *Store) Discard(ctx context.Context, f store.Fence, ids []int64) ([]int6
 // fenced runs one statement (head, then the fence condition) that changes
 // only rows still in flight under f.Token, and returns the ids of ids it
 // did not change: their lease was lost. RETURNING names the changed rows,
-// so one statement is the whole answer.
+// so one statement is the whole answer, and with its transaction's other
+// statements it goes in one round trip (see oneTrip).
 func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int64, head string, args ...any) ([]int64, error) {
 	table, err := quote(f.Table)
 	if err != nil || len(ids) == 0 {
@@ -66,25 +67,33 @@ func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int6
 	args = append(args, f.Token)
 	var done []int64
 	bound := boundArg(s.bound.Get())
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.markSettings(), bound); err != nil {
+	if s.pipelined {
+		err = s.oneTrip(ctx, s.markSettings(), bound, q, args, func(rows sqlcommon.Cursor) (err error) {
+			done, err = readIDs(rows)
 			return err
-		}
-		rows, err := tx.QueryContext(ctx, q, args...)
-		if err != nil {
+		})
+	} else {
+		err = s.inTx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, s.markSettings(), bound); err != nil {
+				return err
+			}
+			rows, err := tx.QueryContext(ctx, q, args...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			done, err = readIDs(rows)
 			return err
-		}
-		done, err = scanIDs(rows)
-		return err
-	})
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: %s in %s: %w", op, f.Table, err)
 	}
 	return sqlcommon.Missing(ids, done), nil
 }
 
-func scanIDs(rows *sql.Rows) ([]int64, error) {
-	defer rows.Close()
+// readIDs reads a column of ids, leaving rows open for the caller.
+func readIDs(rows sqlcommon.Cursor) ([]int64, error) {
 	var ids []int64
 	for rows.Next() {
 		var id int64

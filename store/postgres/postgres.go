@@ -45,6 +45,9 @@ type Store struct {
 	// tcpBound says the server runs on Linux, where the bound also covers
 	// results the client stopped reading (see tcpBound); Open finds out.
 	tcpBound bool
+	// pipelined says claims and marks go as one pgx batch (see oneTrip):
+	// the pool's driver is pgx's.
+	pipelined bool
 	// dsn is the connection string Open was given, for the replication
 	// connections of log lanes (empty for New: no log lanes).
 	dsn string
@@ -73,7 +76,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("postgres store: reading the server version: %w", err)
 	}
-	return &Store{db: db, owned: true, dsn: dsn, tcpBound: strings.Contains(strings.ToLower(version), "linux")}, nil
+	return &Store{db: db, owned: true, dsn: dsn, pipelined: pipelines(db), tcpBound: strings.Contains(strings.ToLower(version), "linux")}, nil
 }
 
 // dsnError keeps the reason of a DSN parse error but not the DSN itself,
@@ -92,7 +95,7 @@ func dsnError(err error) error {
 // New returns a Store on a pool the caller opened with the pgx stdlib
 // driver ("pgx") and keeps: Close leaves it open. Migrate checks the
 // server version.
-func New(db *sql.DB) *Store { return &Store{db: db} }
+func New(db *sql.DB) *Store { return &Store{db: db, pipelined: pipelines(db)} }
 
 // Dialect returns herald.Postgres.
 func (s *Store) Dialect() herald.Dialect { return herald.Postgres }

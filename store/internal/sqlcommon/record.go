@@ -137,15 +137,30 @@ func RecordColumns(alias string) string {
 
 // ScanRecords reads rows of RecordColumns plus the database's clock ("now",
 // for the records' age), and closes rows.
-func ScanRecords(rows *sql.Rows) ([]store.Record, error) { return scanRecords(rows, false) }
+func ScanRecords(rows *sql.Rows) ([]store.Record, error) {
+	defer rows.Close()
+	return ReadRecords(rows, false)
+}
 
 // ScanClaimed reads a claim's rows: RecordColumns, the database's clock and
 // the time each row became due (its available_at before the claim rewrote
 // it), which sets DueFor; it closes rows.
-func ScanClaimed(rows *sql.Rows) ([]store.Record, error) { return scanRecords(rows, true) }
-
-func scanRecords(rows *sql.Rows, due bool) ([]store.Record, error) {
+func ScanClaimed(rows *sql.Rows) ([]store.Record, error) {
 	defer rows.Close()
+	return ReadRecords(rows, true)
+}
+
+// Cursor is what ReadRecords reads from: *sql.Rows, or a driver's own rows
+// (pgx's, on a pipelined claim that bypasses database/sql).
+type Cursor interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ReadRecords reads rows as ScanRecords (due false) or ScanClaimed (due
+// true) do, leaving them open for the caller to close.
+func ReadRecords(rows Cursor, due bool) ([]store.Record, error) {
 	var recs []store.Record
 	for rows.Next() {
 		var r store.Record
