@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
@@ -75,13 +76,14 @@ func (st *logStream) open(ctx context.Context) error {
 		}
 	}
 	err = pglogrepl.StartReplication(ctx, st.conn, st.slot, st.confirmed, pglogrepl.StartReplicationOptions{
-		PluginArgs: []string{"proto_version '1'", "publication_names '" + st.pub + "'", "messages 'true'"}})
+		PluginArgs: pluginArgs(st.pub, st.conn.ParameterStatus("server_version"))})
 	if err != nil {
 		return st.startError(err)
 	}
 	st.skipTo = st.confirmed
 	st.recorded.Store(uint64(st.confirmed))
-	st.dec = decoder{table: st.p.Table, prefix: MessagePrefix(st.p.Table), rels: map[uint32]*pglogrepl.RelationMessage{}}
+	st.dec = decoder{table: st.p.Table, prefix: MessagePrefix(st.p.Table), rels: map[uint32]*pglogrepl.RelationMessage{},
+		types: pgtype.NewMap()}
 	st.lastStatus = time.Now()
 	return nil
 }
