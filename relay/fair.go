@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/heraldhq/herald/store"
 )
@@ -42,7 +43,7 @@ func (w *worker) claimRows(ctx context.Context, p store.ClaimParams, probe bool)
 	if w.express {
 		return w.claimExpress(ctx, p, lister)
 	}
-	tenants, err := lister.ClaimableTenants(ctx, p.Scope, p.Limit)
+	tenants, err := w.fairTenants(ctx, p, lister)
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +82,27 @@ func (w *worker) claimRows(ctx context.Context, p store.ClaimParams, probe bool)
 		recs = append(recs, got...)
 	}
 	return sortedByID(recs), nil
+}
+
+// fairListEvery is how long a worker's tenant list serves its fair claims
+// before it lists again. Listing before every batch cost a lane whose one
+// busy tenant drains a backlog 13–14 % of its rate on PostgreSQL (the
+// list's index dive walks the entries the drain leaves dead until vacuum;
+// see expressMemory); a tenant that turns up between lists gets its share
+// at most this much later, and the express worker serves quiet ones.
+const fairListEvery = 50 * time.Millisecond
+
+// fairTenants is the lane's named tenants with claimable rows, as listed
+// within fairListEvery.
+func (w *worker) fairTenants(ctx context.Context, p store.ClaimParams, lister store.TenantLister) ([]string, error) {
+	if now := time.Now(); now.Sub(w.fairListed) >= fairListEvery {
+		tenants, err := lister.ClaimableTenants(ctx, p.Scope, p.Limit)
+		if err != nil {
+			return nil, err
+		}
+		w.fairList, w.fairListed = tenants, now
+	}
+	return slices.Clone(w.fairList), nil
 }
 
 // claimPlain is a fair lane's claim when at most one named tenant has

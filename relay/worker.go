@@ -31,12 +31,16 @@ type worker struct {
 	health  *Health
 	// paused is set while an operator has paused the lane.
 	paused *atomic.Bool
-	// fair is what each tenant got in the last fair claim (fair.go).
-	fair fairShares
+	// fair is what each tenant got in the last fair claim (fair.go);
+	// fairList the tenants listed at fairListed, which it claims for.
+	fair       fairShares
+	fairList   []string
+	fairListed time.Time
 	// busy is shared by a fair lane's workers; express is set on the one
 	// worker that claims only for quiet tenants (express.go).
 	busy    *busyTenants
 	express bool
+	expr    expressState
 }
 
 func newWorker(cfg Config, lane Lane, id string, wake <-chan struct{}, log *slog.Logger) *worker {
