@@ -82,7 +82,9 @@ func claimTx(ctx context.Context, tx txRunner, table string, p store.ClaimParams
 	for i := range recs {
 		ids[i] = recs[i].ID
 	}
-	args := append([]any{p.Owner, p.Token, sqlcommon.Micros(p.Lease)}, sqlcommon.Int64Args(ids)...)
+	// The owner padded to the default's width, so that the claim does not
+	// grow the row (schema version 4).
+	args := append([]any{padTo(p.Owner, OwnerWidth), p.Token, sqlcommon.Micros(p.Lease)}, sqlcommon.Int64Args(ids)...)
 	if _, err := tx.ExecContext(ctx, "UPDATE "+table+` SET status = 'in_flight', lease_owner = ?, lease_token = ?,
   attempts = attempts + 1, available_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 WHERE id IN (`+sqlcommon.Marks(len(ids))+")", args...); err != nil {

@@ -31,13 +31,22 @@ func (s *Store) Complete(ctx context.Context, f store.Fence, ds []store.Delivery
 // spaces): a receipt padded to it replaces the default in place.
 const ReceiptWidth = 64
 
+// OwnerWidth is the size in bytes of lease_owner's default (64 spaces,
+// schema version 4): an owner padded to it replaces the default in place.
+const OwnerWidth = 64
+
 // padReceipt pads a receipt with spaces to ReceiptWidth bytes; longer ones
 // are returned as they are.
-func padReceipt(r string) string {
-	if len(r) >= ReceiptWidth {
-		return r
+func padReceipt(r string) string { return padTo(r, ReceiptWidth) }
+
+// padTo pads s with spaces to width bytes; longer ones are returned as
+// they are. The table's collation (utf8mb4_bin) pads with spaces when it
+// compares, so a padded value still equals the unpadded one in SQL.
+func padTo(s string, width int) string {
+	if len(s) >= width {
+		return s
 	}
-	return r + strings.Repeat(" ", ReceiptWidth-len(r))
+	return s + strings.Repeat(" ", width-len(s))
 }
 
 // Retry puts rows back to pending, due after each one's backoff.

@@ -27,6 +27,10 @@ func TestUpgradeToReadyColumns(t *testing.T) { testUpgrade(t, 1) }
 // TestUpgradeToFixedMarks upgrades a version-2 table (see testUpgrade).
 func TestUpgradeToFixedMarks(t *testing.T) { testUpgrade(t, 2) }
 
+// TestUpgradeToFixedClaims upgrades a version-3 table (see testUpgrade),
+// then checks that a row inserted after it is claimed at its stored size.
+func TestUpgradeToFixedClaims(t *testing.T) { testUpgrade(t, 3) }
+
 // testUpgrade builds a table at version from holding rows in every state
 // (pending, delayed, retryable, claimed, delivered with a receipt, dead; of
 // a named tenant and with a partition key too), upgrades it to the latest
@@ -73,7 +77,9 @@ VALUES (?, ?, ?, 'orders', 'OrderPlaced', '{}', UTC_TIMESTAMP(6) + INTERVAL `+de
 			t.Fatalf("lost %v, %v", lost, err)
 		}
 	}
-	if _, err := s.DB().ExecContext(ctx, "UPDATE "+q+` SET status = 'delivered', delivered_at = UTC_TIMESTAMP(6),
+	if from >= 3 {
+		mustNone(s.Complete(ctx, f, []store.Delivery{{ID: byName["delivered"], Receipt: store.Receipt{Stream: "S", Sequence: 7}}}))
+	} else if _, err := s.DB().ExecContext(ctx, "UPDATE "+q+` SET status = 'delivered', delivered_at = UTC_TIMESTAMP(6),
   available_at = UTC_TIMESTAMP(6), receipt = '{"stream":"S","seq":7}' WHERE id = ? AND lease_token = 11`, byName["delivered"]); err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +133,7 @@ VALUES (?, ?, ?, 'orders', 'OrderPlaced', '{}', UTC_TIMESTAMP(6) + INTERVAL `+de
 	t.Logf("%d rows inserted during the upgrade", len(live))
 	checkUpgradedOperations(ctx, t, s, table, byName["claimed"])
 	checkRedelivery(ctx, t, s, table, before["delivered"])
+	checkClaimKeepsSize(ctx, t, s, table)
 	// A crash after the ALTERs but before the version was recorded: the
 	// next Migrate runs the versions since from again on a table that has
 	// their columns.
@@ -216,6 +223,45 @@ func checkRedelivery(ctx context.Context, t *testing.T, s *mysql.Store, table st
 		if _, err := s.DB().ExecContext(ctx, "INSERT INTO `"+table+"` (event_id, topic, event_type) VALUES ('long', 'orders', 'OrderPlaced')"); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// checkClaimKeepsSize inserts a row the way docs/sql.md does, claims it and
+// checks that status and lease_owner kept the stored sizes they started
+// with (version 4's defaults; the claim pads the owner), so the claim
+// rewrote the row in place, and that Herald reads them without the padding.
+func checkClaimKeepsSize(ctx context.Context, t *testing.T, s *mysql.Store, table string) {
+	t.Helper()
+	q := "`" + table + "`"
+	if _, err := s.DB().ExecContext(ctx, "UPDATE "+q+" SET available_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE status = 'pending'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, "INSERT INTO "+q+" (event_id, topic, event_type) VALUES ('sized', 'orders', 'OrderPlaced')"); err != nil {
+		t.Fatal(err)
+	}
+	sizes := func() (status, owner int) {
+		t.Helper()
+		if err := s.DB().QueryRowContext(ctx, "SELECT LENGTH(status), LENGTH(lease_owner) FROM "+q+" WHERE event_id = 'sized'").Scan(&status, &owner); err != nil {
+			t.Fatal(err)
+		}
+		return status, owner
+	}
+	s0, o0 := sizes()
+	recs, err := s.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: table}, Owner: "node-1/lane-01", Token: 41, Lease: time.Minute, Limit: 1})
+	if err != nil || len(recs) != 1 || recs[0].Event.ID != "sized" {
+		t.Fatalf("claim of the new row: %+v, %v", recs, err)
+	}
+	if s1, o1 := sizes(); s0 != 9 || o0 != mysql.OwnerWidth || s1 != s0 || o1 != o0 {
+		t.Errorf("status and lease_owner sizes %d and %d before the claim, %d and %d after; want %d and %d throughout",
+			s0, o0, s1, o1, 9, mysql.OwnerWidth)
+	}
+	got, err := s.Get(ctx, table, "sized")
+	if err != nil || got.Status != store.StatusInFlight || got.LeaseOwner != "node-1/lane-01" {
+		t.Errorf("claimed row read back: status %q, owner %q, %v", got.Status, got.LeaseOwner, err)
+	}
+	st, err := s.Stats(ctx, store.Scope{Table: table})
+	if err != nil || st.InFlight == 0 {
+		t.Errorf("stats after the claim: %+v, %v", st, err)
 	}
 }
 

@@ -16,7 +16,10 @@ import (
 // cannot be, in HeadersErr) and receipt, times in UTC, and the age on the
 // database clock (now is the database's).
 func Finish(r *store.Record, status, headers string, delivered sql.NullTime, receipt sql.NullString, now time.Time) {
-	r.Status = store.Status(status)
+	// MySQL's schema version 4 stores status and lease_owner padded with
+	// spaces to a fixed width; the other stores' values have none.
+	r.Status = store.Status(strings.TrimRight(status, " "))
+	r.LeaseOwner = strings.TrimRight(r.LeaseOwner, " ")
 	r.Event.Headers, r.HeadersErr = DecodeHeaders(headers)
 	if receipt.Valid && receipt.String != "" {
 		// A receipt is informational; one that does not parse is left empty.
@@ -198,7 +201,7 @@ func ScanStats(rows *sql.Rows) (store.LaneStats, error) {
 		if err := rows.Scan(&status, &retried, &n, &ageMicros); err != nil {
 			return st, err
 		}
-		AddStat(&st, store.Status(status), retried, n, time.Duration(ageMicros)*time.Microsecond)
+		AddStat(&st, store.Status(strings.TrimRight(status, " ")), retried, n, time.Duration(ageMicros)*time.Microsecond)
 	}
 	return st, rows.Err()
 }
