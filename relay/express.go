@@ -91,9 +91,15 @@ func (b *busyTenants) keep(tenants []string, busy bool) []string {
 // on every wakeup put the quiet tenant's commit → ack p50 at 12–18 ms on a
 // quiet machine (MariaDB, whose purge removes them, 3–5 ms). A tenant-scoped
 // claim dives into the quiet tenant's own few entries.
+//
+// expressListEvery is the longest the express worker goes between lists
+// while it has recent tenants (the lane's poll interval if shorter): a
+// quiet tenant it has not served lately, which the other workers leave to
+// it, waits at most this much longer.
 const (
 	expressMemory    = time.Second
 	expressRecentMax = 32
+	expressListEvery = 20 * time.Millisecond
 )
 
 // expressState is the express worker's memory between claims.
@@ -104,14 +110,15 @@ type expressState struct {
 
 // claimExpress claims up to expressShare rows of each quiet tenant that has
 // claimable rows, under the batch's one token. It lists the lane's tenants
-// at most once per poll interval; between lists it claims for the quiet
+// at most every expressListEvery; between lists it claims for the quiet
 // tenants it served within expressMemory. A new tenant is unknown to the
-// busy map, so the lane's other workers serve it meanwhile.
+// busy map, so the lane's other workers serve it meanwhile; a quiet one not
+// served lately is found by the next list, within expressListEvery.
 func (w *worker) claimExpress(ctx context.Context, p store.ClaimParams, lister store.TenantLister) ([]store.Record, error) {
 	x := &w.expr
 	now := time.Now()
 	tenants := x.recentTenants(now)
-	if len(tenants) == 0 || len(tenants) >= expressRecentMax || now.Sub(x.listed) >= w.lane.PollInterval {
+	if len(tenants) == 0 || len(tenants) >= expressRecentMax || now.Sub(x.listed) >= min(w.lane.PollInterval, expressListEvery) {
 		listed, err := lister.ClaimableTenants(ctx, p.Scope, p.Limit)
 		if err != nil {
 			return nil, err

@@ -371,19 +371,7 @@ func TestFairTenantsShareTheFirstBatch(t *testing.T) {
 func TestFairTenantsExpressServesQuietTenant(t *testing.T) {
 	for _, d := range []herald.Dialect{herald.MySQL, herald.Postgres} {
 		t.Run(d.String(), func(t *testing.T) {
-			e := newFairEnv(t, d)
-			e.enqueueBacklog("big", 3000)
-			e.pub.SetHook(func(m broker.Message) error {
-				if m.Event.Tenant == "big" {
-					time.Sleep(5 * time.Millisecond)
-				}
-				return nil
-			})
-			e.start(e.lane(func(l *Lane) {
-				l.FairTenants, l.Concurrency, l.BatchSize = true, 2, 100
-				l.PublishTimeout, l.Lease = 5*time.Second, 30*time.Second
-			}))
-			waitFor(t, 30*time.Second, "the backlog's first batch published", func() bool { return len(e.pub.Records()) >= 100 })
+			e := startSlowBacklog(t, d, 3000, 0)
 			start := time.Now()
 			for range 10 {
 				e.enqueue(herald.Event{ID: herald.NewID(), Tenant: "small", Topic: "t", Type: "Quiet", Payload: []byte(`{}`)})
@@ -404,4 +392,62 @@ func TestFairTenantsExpressServesQuietTenant(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Rule: the express worker, while it claims directly for a quiet tenant it
+// served lately, still finds another quiet tenant it has not served for a
+// while (known quiet, so the other workers leave it alone) within a list
+// interval, not the lane's poll interval (1 s here).
+func TestFairTenantsExpressFindsTenantNotServedLately(t *testing.T) {
+	for _, d := range []herald.Dialect{herald.MySQL, herald.Postgres} {
+		t.Run(d.String(), func(t *testing.T) {
+			e := startSlowBacklog(t, d, 5000, time.Second)
+			start := time.Now()
+			quiet := func(tenant string) {
+				e.enqueue(herald.Event{ID: herald.NewID(), Tenant: tenant, Topic: "t", Type: "Quiet", Payload: []byte(`{}`)})
+			}
+			// "steady" commits every 50 ms and stays recent; "rare" once
+			// at the start and then after gaps longer than expressMemory.
+			for i := range 60 {
+				quiet("steady")
+				if i%25 == 0 {
+					quiet("rare")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			waitFor(t, 30*time.Second, "the quiet tenants' events delivered", func() bool {
+				return e.tenantStats("rare").Delivered == 3 && e.tenantStats("steady").Delivered == 60
+			})
+			if st := e.tenantStats("big"); st.Pending+st.InFlight == 0 {
+				t.Fatalf("the backlog drained before the quiet tenants' events (%+v): nothing was busy", st)
+			}
+			lat := e.latencies("rare", start.Add(-time.Second))
+			slices.Sort(lat)
+			t.Logf("rare tenant's commit → delivered, sorted: %v", lat)
+			if len(lat) != 3 || lat[2] >= 300*time.Millisecond {
+				t.Errorf("rare tenant's commit → delivered %v, want each under 300ms", lat)
+			}
+		})
+	}
+}
+
+// startSlowBacklog starts a fair lane (2 workers, batch 100, poll as given,
+// 0 for the default) on a backlog of tenant "big" whose every message
+// takes 5 ms to publish, and returns once its first batch is published.
+func startSlowBacklog(t *testing.T, d herald.Dialect, backlog int, poll time.Duration) *env {
+	t.Helper()
+	e := newFairEnv(t, d)
+	e.enqueueBacklog("big", backlog)
+	e.pub.SetHook(func(m broker.Message) error {
+		if m.Event.Tenant == "big" {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return nil
+	})
+	e.start(e.lane(func(l *Lane) {
+		l.FairTenants, l.Concurrency, l.BatchSize = true, 2, 100
+		l.PublishTimeout, l.Lease, l.PollInterval = 5*time.Second, 30*time.Second, poll
+	}))
+	waitFor(t, 30*time.Second, "the backlog's first batch published", func() bool { return len(e.pub.Records()) >= 100 })
+	return e
 }
