@@ -33,6 +33,9 @@ type RabbitNode struct {
 	cmd            *exec.Cmd
 	exited         chan struct{}
 	console        bytes.Buffer // the server's stdout and stderr, for failures
+	// fixed is set once the node booted or its URL was handed out: from
+	// then on its ports are the node's for good.
+	fixed bool
 }
 
 // rabbitBootTimeout bounds a start: a boot takes ~10s on a busy machine.
@@ -82,7 +85,13 @@ func FreePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func (n *RabbitNode) URL() string { return fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", n.port) }
+// URL is the node's AMQP URL; from this call on its port stays.
+func (n *RabbitNode) URL() string {
+	n.fixed = true
+	return n.url()
+}
+
+func (n *RabbitNode) url() string { return fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", n.port) }
 
 func (n *RabbitNode) path(name string) string { return filepath.Join(n.dir, name) }
 
@@ -122,9 +131,32 @@ func (n *RabbitNode) env() []string {
 	)
 }
 
-// start boots the node (on the same port and data as before, after a stop)
-// and waits until it accepts AMQP connections.
+// Start boots the node (on the same port and data as before, after a stop)
+// and waits until it accepts AMQP connections. FreePort's ports were free a
+// moment before; another test's process may take one before the node
+// listens on it. So a first boot that fails on a port in use moves to new
+// ports and boots again, unless the node's URL was handed out already; a
+// restart keeps its ports (clients hold its URL).
 func (n *RabbitNode) Start(t testing.TB) {
+	t.Helper()
+	for try := 1; ; try++ {
+		err := n.boot(t)
+		if err == nil {
+			n.fixed = true
+			return
+		}
+		if n.fixed || try == 3 || !bytes.Contains(n.console.Bytes(), []byte("eaddrinuse")) {
+			t.Fatalf("rabbitmq node %s on port %d: %v\n%s", n.name, n.port, err, n.console.String())
+		}
+		t.Logf("rabbitmq node %s: port %d or %d taken meanwhile; booting on new ports", n.name, n.port, n.distPort)
+		n.port, n.distPort = FreePort(t), FreePort(t)
+		n.writeConfig(t)
+	}
+}
+
+// boot starts rabbitmq-server and waits until it is ready; on failure the
+// process is stopped and its console kept.
+func (n *RabbitNode) boot(t testing.TB) error {
 	t.Helper()
 	n.console.Reset()
 	cmd := exec.Command(n.bin)
@@ -139,10 +171,11 @@ func (n *RabbitNode) Start(t testing.TB) {
 		_ = cmd.Wait()
 		close(done)
 	}(n.exited)
-	if err := n.waitReady(); err != nil {
+	err := n.waitReady()
+	if err != nil {
 		n.Stop(t)
-		t.Fatalf("rabbitmq node %s on port %d: %v\n%s", n.name, n.port, err, n.console.String())
 	}
+	return err
 }
 
 // waitReady polls with an AMQP handshake: the port opens before the broker
@@ -150,7 +183,7 @@ func (n *RabbitNode) Start(t testing.TB) {
 func (n *RabbitNode) waitReady() error {
 	deadline := time.Now().Add(rabbitBootTimeout)
 	for {
-		conn, err := amqp.DialConfig(n.URL(), amqp.Config{Dial: amqp.DefaultDial(time.Second)})
+		conn, err := amqp.DialConfig(n.url(), amqp.Config{Dial: amqp.DefaultDial(time.Second)})
 		if err == nil {
 			return conn.Close()
 		}
