@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -106,6 +107,7 @@ func TestClusterFailover(t *testing.T) {
 		if t.Failed() {
 			st, err := model.Store.ProjectionStats(context.Background(), model.Table, "count")
 			t.Logf("read model counts %d events; projection stats %+v %v", model.Count.Total(t, model.Store.DB()), st, err)
+			reportGroup(t, b.addrs, job.Group, topic)
 			reportMembers(t, members)
 		}
 	})
@@ -146,6 +148,46 @@ func TestClusterFailover(t *testing.T) {
 		m.terminate(t)
 	}
 	model.CheckExactlyOnce(t, load.Sent)
+}
+
+// reportGroup logs, after a failure, each partition's end offset, the
+// group's committed offset and the member that owns it: a partition whose
+// commit stays behind its end names the stalled consumer.
+func reportGroup(t *testing.T, addrs []string, group, topic string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	if err != nil {
+		t.Logf("group report: %v", err)
+		return
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Logf("group report: end offsets: %v", err)
+	}
+	committed, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		t.Logf("group report: committed offsets: %v", err)
+	}
+	owners := map[int32]string{}
+	if described, err := adm.DescribeGroups(ctx, group); err == nil {
+		for _, m := range described[group].Members {
+			if a, ok := m.Assigned.AsConsumer(); ok {
+				for _, tp := range a.Topics {
+					for _, p := range tp.Partitions {
+						owners[p] = m.ClientID + "/" + m.MemberID
+					}
+				}
+			}
+		}
+		t.Logf("group %s: state %s, %d members", group, described[group].State, len(described[group].Members))
+	}
+	ends.Each(func(o kadm.ListedOffset) {
+		c, _ := committed.Lookup(topic, o.Partition)
+		t.Logf("partition %d: end %d, committed %d, owner %q", o.Partition, o.Offset, c.At, owners[o.Partition])
+	})
 }
 
 // reportMembers logs, after a failure, whether each member still runs and
