@@ -85,11 +85,11 @@ func (w *worker) claimRows(ctx context.Context, p store.ClaimParams, probe bool)
 }
 
 // fairListEvery is how long a worker's tenant list serves its fair claims
-// before it lists again. Listing before every batch cost a lane whose one
-// busy tenant drains a backlog 13–14 % of its rate on PostgreSQL (the
-// list's index dive walks the entries the drain leaves dead until vacuum;
-// see expressMemory); a tenant that turns up between lists gets its share
-// at most this much later, and the express worker serves quiet ones.
+// before it lists again. Listing before every batch is one more query per
+// batch, and on PostgreSQL a slow one during a drain (its index dive walks
+// the entries the drain leaves dead until vacuum; see expressMemory); a
+// tenant that turns up between lists gets its share at most this much
+// later, and the express worker serves quiet ones.
 const fairListEvery = 50 * time.Millisecond
 
 // fairTenants is the lane's named tenants with claimable rows, as listed

@@ -37,10 +37,10 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	}
 	var recs []store.Record
 	bound := boundArg(s.bound.Note(p.Lease))
-	if s.pipelined && !p.Ordered {
-		recs, err = s.claimOneTrip(ctx, table, p, bound)
+	if p.Ordered {
+		recs, err = s.claimOrderedTx(ctx, table, p, bound)
 	} else {
-		recs, err = s.claimInTx(ctx, table, p, bound)
+		recs, err = s.claimUnordered(ctx, table, p, bound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: claim from %s: %w", p.Table, err)
@@ -49,36 +49,33 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	return recs, nil
 }
 
-// claimOneTrip claims an unordered batch in one round trip (see oneTrip).
-// Its transaction has committed when the rows are read, so the test hook
-// PauseInClaim freezes a relay that holds the rows by its lease alone.
-func (s *Store) claimOneTrip(ctx context.Context, table string, p store.ClaimParams, bound string) ([]store.Record, error) {
+// claimUnordered claims an unordered batch with its one statement (in one
+// round trip on pgx's pool, see oneTrip). There its transaction has
+// committed when the rows are read, so the test hook PauseInClaim freezes
+// a relay that holds the rows by their lease alone.
+func (s *Store) claimUnordered(ctx context.Context, table string, p store.ClaimParams, bound string) ([]store.Record, error) {
 	q, args := unorderedClaim(table, p)
 	var recs []store.Record
-	err := s.oneTrip(ctx, s.claimSettings(), bound, q, args, func(rows sqlcommon.Cursor) (err error) {
+	err := s.statementTx(ctx, s.claimSettings(), bound, q, args, func(rows sqlcommon.Cursor) (err error) {
 		recs, err = sqlcommon.ReadRecords(rows, true)
+		if err == nil && len(recs) > 0 {
+			sqlcommon.PauseInClaim(ctx)
+		}
 		return err
 	})
-	if err == nil && len(recs) > 0 {
-		sqlcommon.PauseInClaim(ctx)
-	}
 	return recs, err
 }
 
-// claimInTx claims through database/sql, a statement at a time: ordered
-// lanes (their claim reads, filters, then marks) and pools of other
-// drivers.
-func (s *Store) claimInTx(ctx context.Context, table string, p store.ClaimParams, bound string) ([]store.Record, error) {
+// claimOrderedTx claims for an ordered lane, a statement at a time: its
+// claim reads candidates, drops those its keys' order holds back, then
+// marks the rest.
+func (s *Store) claimOrderedTx(ctx context.Context, table string, p store.ClaimParams, bound string) ([]store.Record, error) {
 	var recs []store.Record
 	err := s.inTx(ctx, func(tx *sql.Tx) (err error) {
 		if _, err := tx.ExecContext(ctx, s.claimSettings(), bound); err != nil {
 			return err
 		}
-		if p.Ordered {
-			recs, err = claimOrdered(ctx, tx, table, p)
-		} else {
-			recs, err = claimUnordered(ctx, tx, table, p)
-		}
+		recs, err = claimOrdered(ctx, tx, table, p)
 		if err == nil && len(recs) > 0 {
 			sqlcommon.PauseInClaim(ctx)
 		}
@@ -194,15 +191,6 @@ func unorderedClaim(table string, p store.ClaimParams) (string, []any) {
 	q := cte + "\nUPDATE " + table + " t " + markSQL + " FROM picked WHERE t.id = picked.id RETURNING " +
 		sqlcommon.RecordColumns("t") + ", now(), picked.due_at"
 	return sqlcommon.Rebind(q), append(args, p.Owner, p.Token, sqlcommon.Micros(p.Lease))
-}
-
-func claimUnordered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams) ([]store.Record, error) {
-	q, args := unorderedClaim(table, p)
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	return sqlcommon.ScanClaimed(rows)
 }
 
 func claimOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams) ([]store.Record, error) {

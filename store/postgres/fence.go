@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/heraldhq/herald/store"
@@ -67,25 +66,10 @@ func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int6
 	args = append(args, f.Token)
 	var done []int64
 	bound := boundArg(s.bound.Get())
-	if s.pipelined {
-		err = s.oneTrip(ctx, s.markSettings(), bound, q, args, func(rows sqlcommon.Cursor) (err error) {
-			done, err = readIDs(rows)
-			return err
-		})
-	} else {
-		err = s.inTx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, s.markSettings(), bound); err != nil {
-				return err
-			}
-			rows, err := tx.QueryContext(ctx, q, args...)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			done, err = readIDs(rows)
-			return err
-		})
-	}
+	err = s.statementTx(ctx, s.markSettings(), bound, q, args, func(rows sqlcommon.Cursor) (err error) {
+		done, err = readIDs(rows)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: %s in %s: %w", op, f.Table, err)
 	}

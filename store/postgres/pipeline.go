@@ -15,16 +15,36 @@ import (
 // A claim or a mark is a transaction of four statements: BEGIN, the
 // settings (planSettings or asyncCommit), the statement itself and COMMIT.
 // Sent one by one through database/sql they cost four round trips, each a
-// wake-up of the relay and of the server backend; on a two-core machine
-// those context switches, not the SQL, were a third of a small batch's
-// time. oneTrip sends all four as one pgx batch ending in a single Sync:
-// one round trip. The server runs them in order; if one fails it skips
+// wake-up of the relay and of the server backend. oneTrip sends all four as
+// one pgx batch ending in a single Sync: one round trip (measured at batch
+// 100 with one worker: the store's claim + mark limit 12.6 k → 15.0 k
+// events/s, docs/benchmarks.md). The server runs them in order; if one fails it skips
 // the rest up to the Sync, so COMMIT never runs after a failed statement
 // and the transaction is rolled back (sendTx sends the ROLLBACK that
 // leaves the session idle). The server commits without waiting for the
 // client to read the results: a relay that dies or freezes after sending
 // a claim leaves its rows in flight until their lease ends, which is what
 // the lease is for (docs/isolation.md).
+
+// statementTx runs settings($1 = bound), then q with args, as one READ
+// COMMITTED transaction, handing q's rows to read: in one round trip
+// (oneTrip) on a pool of pgx's driver, a statement at a time otherwise.
+func (s *Store) statementTx(ctx context.Context, settings, bound, q string, args []any, read func(sqlcommon.Cursor) error) error {
+	if s.pipelined {
+		return s.oneTrip(ctx, settings, bound, q, args, read)
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, settings, bound); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		return read(rows)
+	})
+}
 
 // pipelines reports whether db's connections are pgx's, which oneTrip
 // needs; a pool from another driver takes the database/sql path.
