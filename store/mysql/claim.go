@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -59,7 +60,7 @@ func claimTx(ctx context.Context, tx txRunner, table string, p store.ClaimParams
 	var recs []store.Record
 	var err error
 	if expired {
-		if recs, err = lockCandidates(ctx, tx, table, store.StatusInFlight, p, p.Limit); err != nil {
+		if recs, err = lockExpired(ctx, tx, table, p); err != nil {
 			return nil, err
 		}
 	}
@@ -142,16 +143,79 @@ func lockCandidates(ctx context.Context, tx txRunner, table string, status store
 	return sqlcommon.ScanClaimed(rows)
 }
 
+// lockExpired locks up to p.Limit in-flight rows whose lease ran out, in
+// two reads: a plain one of the claim index finds their ids, a locking one
+// takes them by primary key. A locking range read of the index itself
+// would also lock the first entry past the in-flight range (InnoDB locks a
+// record before it finds it out of range, and keeps that lock at READ
+// COMMITTED): the oldest pending row's entry in the claim index. A claim
+// that reads another index (ordered_claim, tenant_claim) may take that row;
+// its UPDATE then waits for this transaction while this one's UPDATE waits
+// for an entry it holds the same way, and one of the two is rolled back.
+// When that one committed in the background (AsyncCommit), its rows were
+// already being published: they went out twice (seen under CPU stress in
+// about 1 of 200 runs of the ordered concurrency test).
+func lockExpired(ctx context.Context, tx txRunner, table string, p store.ClaimParams) ([]store.Record, error) {
+	ix := claimIndexFor(store.StatusInFlight, p)
+	where, args := candidateWhere(table, ix, p)
+	ids, err := queryIDs(ctx, tx, "SELECT r.id FROM "+table+" r FORCE INDEX ("+ix.name+")\nWHERE "+where+
+		" ORDER BY "+ix.order+" LIMIT ?", append(args, p.Limit))
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	q, args := lockByIDQuery(table, store.StatusInFlight, p, ids)
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlcommon.ScanClaimed(rows)
+}
+
+// queryIDs runs q, which reads ids.
+func queryIDs(ctx context.Context, tx txRunner, q string, args []any) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return sqlcommon.ReadIDs(rows)
+}
+
+// lockingSuffix ends every candidate query.
+const lockingSuffix = " FOR UPDATE SKIP LOCKED"
+
 // candidateQuery is the locking read of lockCandidates, off the index
 // claimIndex names, in that index's order (TestClaimPlans checks).
 func candidateQuery(table string, status store.Status, p store.ClaimParams, limit int) (string, []any) {
-	scope, args := sqlcommon.ScopeWhere(p.Scope, "r")
 	ix := claimIndexFor(status, p)
+	where, args := candidateWhere(table, ix, p)
+	q := candidateSelect(table, ix.name) + where + " ORDER BY " + ix.order + " LIMIT ?" + lockingSuffix
+	return q, append(args, limit)
+}
+
+// lockByIDQuery is candidateQuery's locking read limited to ids and read
+// by primary key, which locks those rows' records and nothing else.
+func lockByIDQuery(table string, status store.Status, p store.ClaimParams, ids []int64) (string, []any) {
+	ix := claimIndexFor(status, p)
+	where, args := candidateWhere(table, ix, p)
+	q := candidateSelect(table, "PRIMARY") + "r.id IN (" + sqlcommon.Marks(len(ids)) + ") AND " + where +
+		" ORDER BY " + ix.order + lockingSuffix
+	return q, append(sqlcommon.Int64Args(ids), args...)
+}
+
+// candidateSelect is a candidate query up to its WHERE conditions.
+func candidateSelect(table, index string) string {
 	// available_at comes twice: the second is read as the time the row
 	// became due (sqlcommon.ScanClaimed), which the UPDATE then overwrites.
-	q := "SELECT " + sqlcommon.RecordColumns("r") + ", UTC_TIMESTAMP(6), r.available_at FROM " + table + " r FORCE INDEX (" +
-		ix.name + ")\nWHERE " + ix.due + scope
-	args = append(ix.args, args...)
+	return "SELECT " + sqlcommon.RecordColumns("r") + ", UTC_TIMESTAMP(6), r.available_at FROM " + table + " r FORCE INDEX (" +
+		index + ")\nWHERE "
+}
+
+// candidateWhere is the condition for rows of ix's status that p may claim.
+func candidateWhere(table string, ix readIndex, p store.ClaimParams) (string, []any) {
+	scope, args := sqlcommon.ScopeWhere(p.Scope, "r")
+	q := ix.due + scope
+	args = append(slices.Clone(ix.args), args...)
 	if p.HandedOver {
 		// A log lane's polling workers: fresh rows (no owner yet) belong to
 		// the lane's binlog reader (store/mysql/binlog).
@@ -160,8 +224,7 @@ func candidateQuery(table string, status store.Status, p store.ClaimParams, limi
 	if p.Ordered {
 		q += " AND (r.partition_key = '' OR NOT EXISTS (" + blockedByState(table, p.ParkOnDead) + "))"
 	}
-	q += " ORDER BY " + ix.order + " LIMIT ? FOR UPDATE SKIP LOCKED"
-	return q, append(args, limit)
+	return q, args
 }
 
 // claimIndex names the index a claim of status rows under p reads.

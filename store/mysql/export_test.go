@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/heraldhq/herald/store"
@@ -43,4 +44,25 @@ func (s *Store) MigrateTo(ctx context.Context, table string, v int) error {
 		}
 		return applyUpTo(ctx, conn, "outbox", table, v)
 	})
+}
+
+// LookForExpiredThen runs the part of a claim transaction that looks for
+// expired leases in table, then calls during with the transaction still
+// open, and rolls it back.
+func (s *Store) LookForExpiredThen(ctx context.Context, table string, during func() error) error {
+	errDone := errors.New("done")
+	err := s.inBatchTx(ctx, s.bound.Note(time.Minute), func() bool { return false }, func(tx txRunner) error {
+		p := store.ClaimParams{Scope: store.Scope{Table: table}, Lease: time.Minute, Limit: 10}
+		if _, err := lockExpired(ctx, tx, "`"+table+"`", p); err != nil {
+			return err
+		}
+		if err := during(); err != nil {
+			return err
+		}
+		return errDone
+	})
+	if errors.Is(err, errDone) {
+		return nil
+	}
+	return err
 }

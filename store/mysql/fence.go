@@ -134,20 +134,8 @@ func changed(ctx context.Context, db *sql.DB, table string, ids []int64, token i
 		q += " AND lease_token = ? AND status = ?"
 		args = append(args, token, string(target))
 	}
-	rows, err := db.QueryContext(ctx, q, args...)
+	found, err := queryIDs(ctx, db, q, args)
 	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var found []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		found = append(found, id)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	if target == "" {

@@ -67,26 +67,13 @@ func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int6
 	var done []int64
 	bound := boundArg(s.bound.Get())
 	err = s.statementTx(ctx, s.markSettings(), bound, q, args, func(rows sqlcommon.Cursor) (err error) {
-		done, err = readIDs(rows)
+		done, err = sqlcommon.ReadIDs(rows)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: %s in %s: %w", op, f.Table, err)
 	}
 	return sqlcommon.Missing(ids, done), nil
-}
-
-// readIDs reads a column of ids, leaving rows open for the caller.
-func readIDs(rows sqlcommon.Cursor) ([]int64, error) {
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }
 
 // failures splits fs into ids, trimmed error texts and backoffs in µs.

@@ -137,7 +137,7 @@ func (o *orderChecker) done(recs []store.Record) {
 	defer o.mu.Unlock()
 	for key, got := range keysOf(recs) {
 		delete(o.holder, key)
-		o.next[key] = o.next[key][len(got):]
+		o.next[key] = o.next[key][min(len(got), len(o.next[key])):]
 	}
 }
 
@@ -191,8 +191,8 @@ func testOrderedConcurrent(t *testing.T, h *harness, async bool) {
 				for i, r := range recs {
 					ds[i] = store.Delivery{ID: r.ID}
 				}
-				if _, err := s.Complete(h.ctx, c.fence(h), ds); err != nil {
-					oc.fail("complete: " + err.Error())
+				if lost, err := s.Complete(h.ctx, c.fence(h), ds); err != nil || len(lost) > 0 {
+					oc.fail(fmt.Sprintf("%s complete: lost %v err %v", c.owner, lost, err))
 					return
 				}
 			}

@@ -205,3 +205,16 @@ func ScanStats(rows *sql.Rows) (store.LaneStats, error) {
 	}
 	return st, rows.Err()
 }
+
+// ReadIDs reads a column of ids, leaving rows open for the caller.
+func ReadIDs(rows Cursor) ([]int64, error) {
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
