@@ -14,3 +14,15 @@ type TenantLister interface {
 	// filters. s.Tenant must be empty. A plain read, no locks.
 	ClaimableTenants(ctx context.Context, s Scope, limit int) ([]string, error)
 }
+
+// TenantSkipLister is an optional TenantLister ability: listing the
+// tenants with claimable rows while stepping over named ones without
+// reading their index entries. A fair lane's express worker lists often
+// and has no use for the busy tenants; on a store whose index keeps dead
+// entries at the front of a busy tenant's range until vacuum (PostgreSQL),
+// stepping into that range is most of a list's time.
+type TenantSkipLister interface {
+	// ClaimableTenantsExcept is ClaimableTenants without the tenants in
+	// skip: in name order, at most limit of the others.
+	ClaimableTenantsExcept(ctx context.Context, s Scope, limit int, skip []string) ([]string, error)
+}

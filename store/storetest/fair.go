@@ -12,6 +12,7 @@ import (
 var fairTests = []test{
 	{"ClaimableTenants", testClaimableTenants},
 	{"ManyTenants", testManyTenants},
+	{"ClaimableTenantsExcept", testClaimableTenantsExcept},
 }
 
 // testClaimableTenants: a store that lists tenants for fair lanes
@@ -105,6 +106,47 @@ func testManyTenants(t *testing.T, h *harness) {
 		}
 		if w := want[:min(limit, len(want))]; !slices.Equal(got, w) {
 			errorf(t, rule, "limit %d: %q, want %q", limit, got, w)
+		}
+	}
+}
+
+// testClaimableTenantsExcept: a store that lists tenants while stepping
+// over some (store.TenantSkipLister) names the same tenants as
+// ClaimableTenants, in the same order, less the skipped ones, whatever the
+// skip list's order, duplicates or names without rows; names whose byte
+// order and the database's collation may differ included.
+func testClaimableTenantsExcept(t *testing.T, h *harness) {
+	const rule = "ClaimableTenantsExcept names the claimable tenants less the skipped ones"
+	sl, ok := h.s.(store.TenantSkipLister)
+	if !ok {
+		t.Skip("the store does not list tenants stepping over some")
+	}
+	for _, tenant := range []string{"a", "B", "c", "d", "é", "e", "Z"} {
+		ev := event("A")
+		ev.Tenant = tenant
+		h.enqueue(ev)
+	}
+	sc := store.Scope{Table: h.table}
+	all, err := h.s.(store.TenantLister).ClaimableTenants(h.ctx, sc, 100)
+	if err != nil || len(all) != 7 {
+		t.Fatalf("[%s] ClaimableTenants: %q, %v", rule, all, err)
+	}
+	for _, tc := range []struct {
+		skip  []string
+		limit int
+	}{
+		{nil, 100}, {[]string{"c"}, 100}, {[]string{"d", "a"}, 100}, {[]string{"zz", "c", "c"}, 100},
+		{[]string{"é", "B"}, 100}, {[]string{"Z", "e"}, 100}, {[]string{""}, 100}, {slices.Clone(all), 100},
+		{[]string{"a"}, 2}, {[]string{all[0], all[len(all)-1]}, 3},
+	} {
+		want := slices.DeleteFunc(slices.Clone(all), func(s string) bool { return slices.Contains(tc.skip, s) })
+		want = want[:min(tc.limit, len(want))]
+		got, err := sl.ClaimableTenantsExcept(h.ctx, sc, tc.limit, tc.skip)
+		if err != nil {
+			t.Fatalf("[%s] skip %q: %v", rule, tc.skip, err)
+		}
+		if !slices.Equal(got, want) {
+			errorf(t, rule, "skip %q, limit %d: %q, want %q (all: %q)", tc.skip, tc.limit, got, want, all)
 		}
 	}
 }
