@@ -22,6 +22,7 @@ import (
 type benchFlags struct {
 	lane, producer, cpuProfile, source string
 	events, batch, workers, payload    int
+	producers, txSize                  int
 	brokerDelay                        time.Duration
 	runs, rate                         int
 	duration                           time.Duration
@@ -39,11 +40,8 @@ func (a *app) benchCommand() *cobra.Command {
 	tp := &cobra.Command{Use: "throughput", Short: "events/s to the broker beside the store's own limit (a no-op publisher), medians of --runs",
 		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return a.benchThroughput(cmd.Context(), f) }}
 	tp.Flags().IntVar(&f.events, "events", 20000, "events per run")
-	tp.Flags().IntVar(&f.batch, "batch", 100, "batch_size")
-	tp.Flags().IntVar(&f.workers, "workers", 1, "workers (concurrency)")
-	tp.Flags().IntVar(&f.payload, "payload", 1024, "payload bytes")
+	laneFlags(tp, &f, 100, 1)
 	tp.Flags().IntVar(&f.runs, "runs", 3, "runs per publisher")
-	tp.Flags().StringVar(&f.source, "source", "poll", "the bench lane's source: poll or log (docs/loglanes.md)")
 	tp.Flags().DurationVar(&f.brokerDelay, "broker-delay", 0,
 		"instead of the lane's broker, a publisher that waits this long per batch and uses no CPU (a broker on another host)")
 	cmd.PersistentFlags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement to this file")
@@ -59,8 +57,50 @@ func (a *app) benchCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.benchProduce(cmd.Context(), f) }}
 	produce.Flags().IntVar(&f.rate, "rate", 500, "events per second")
 	produce.Flags().DurationVar(&f.duration, "duration", 10*time.Second, "how long to produce")
-	cmd.AddCommand(tp, lat, idle, produce)
+	keep := &cobra.Command{Use: "keepup", Short: "whether the relay keeps up with producers committing as fast as the database takes them",
+		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return a.benchKeepUp(cmd.Context(), f) }}
+	keep.Flags().IntVar(&f.events, "events", 100000, "events in all")
+	keep.Flags().IntVar(&f.producers, "producers", 4, "concurrent producers")
+	keep.Flags().IntVar(&f.txSize, "tx", 100, "events per producer transaction")
+	laneFlags(keep, &f, 1000, 2)
+	cmd.AddCommand(tp, lat, idle, produce, keep)
 	return cmd
+}
+
+// laneFlags adds the bench lane's settings to cmd, with the given
+// defaults for batch size and workers.
+func laneFlags(cmd *cobra.Command, f *benchFlags, batch, workers int) {
+	cmd.Flags().IntVar(&f.batch, "batch", batch, "batch_size")
+	cmd.Flags().IntVar(&f.workers, "workers", workers, "workers (concurrency)")
+	cmd.Flags().IntVar(&f.payload, "payload", 1024, "payload bytes")
+	cmd.Flags().StringVar(&f.source, "source", "poll", "the bench lane's source: poll or log (docs/loglanes.md)")
+}
+
+func (a *app) benchKeepUp(ctx context.Context, f benchFlags) error {
+	if f.events <= 0 || f.producers <= 0 || f.txSize <= 0 || f.batch <= 0 || f.workers <= 0 || f.payload < 0 {
+		return usagef("--events, --producers, --tx, --batch and --workers must be positive, --payload not negative")
+	}
+	rt, s, err := a.benchSetup(ctx, f, true)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	s.Source = relay.Source(f.source)
+	res, err := bench.KeepUp(ctx, s, bench.KeepUpParams{Events: f.events, Producers: f.producers, TxSize: f.txSize,
+		Batch: f.batch, Workers: f.workers, Payload: f.payload})
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return json.NewEncoder(a.stdout).Encode(res)
+	}
+	fmt.Fprintf(a.stdout, "store %s, %s lane, batch %d, workers %d; %d producers, %d events per transaction, %d events of %d B\n",
+		rt.File.Store.Driver, f.source, f.batch, f.workers, f.producers, f.txSize, f.events, f.payload)
+	fmt.Fprintf(a.stdout, "  inserts, no relay:     %8.0f events/s\n", res.InsertAlone)
+	fmt.Fprintf(a.stdout, "  inserts, relay on:     %8.0f events/s\n", res.InsertWithRelay)
+	fmt.Fprintf(a.stdout, "  relayed meanwhile:     %8.0f events/s\n", res.Relay)
+	fmt.Fprintf(a.stdout, "  left when they ended:  %8d events, delivered %s later\n", res.Backlog, res.CatchUp.Round(time.Millisecond))
+	return nil
 }
 
 // benchSetup opens the store and the lane's broker.

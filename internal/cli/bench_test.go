@@ -57,4 +57,28 @@ lanes:
 	if code != ExitUsage || !strings.Contains(errOut, "--broker-delay") {
 		t.Fatalf("a negative --broker-delay must be a usage error naming it, got %d: %s", code, errOut)
 	}
+	checkBenchKeepUp(t, cfg)
+}
+
+// checkBenchKeepUp: `herald bench keepup` measures the producers alone and
+// beside the relay, and returns once the relay delivered every event.
+func checkBenchKeepUp(t *testing.T, cfg string) {
+	t.Helper()
+	code, out, errOut := cliRun(t, "bench", "keepup", "--config", cfg, "--events", "600", "--producers", "3",
+		"--tx", "50", "--batch", "100", "--workers", "1", "--json")
+	if code != 0 {
+		t.Fatalf("bench keepup: exit %d: %s", code, errOut)
+	}
+	var k struct {
+		InsertAlone, InsertWithRelay, Relay float64
+		Backlog                             int64
+	}
+	if err := json.Unmarshal([]byte(out), &k); err != nil || k.InsertAlone <= 0 || k.InsertWithRelay <= 0 ||
+		k.Relay < 0 || k.Backlog < 0 || k.Backlog > 600 {
+		t.Fatalf("bench keepup --json = %s (%v)", out, err)
+	}
+	code, _, errOut = cliRun(t, "bench", "keepup", "--config", cfg, "--producers", "0")
+	if code != ExitUsage || !strings.Contains(errOut, "--producers") {
+		t.Fatalf("--producers 0 must be a usage error naming it, got %d: %s", code, errOut)
+	}
 }
