@@ -159,12 +159,14 @@ func lockExpired(ctx context.Context, tx txRunner, table string, p store.ClaimPa
 	ix := claimIndexFor(store.StatusInFlight, p)
 	where, args := candidateWhere(table, ix, p)
 	ids, err := queryIDs(ctx, tx, "SELECT r.id FROM "+table+" r FORCE INDEX ("+ix.name+")\nWHERE "+where+
-		" ORDER BY "+ix.order+" LIMIT ?", append(args, p.Limit))
+		" ORDER BY "+ix.order+" LIMIT ?", append(slices.Clone(args), p.Limit))
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	q, args := lockByIDQuery(table, store.StatusInFlight, p, ids)
-	rows, err := tx.QueryContext(ctx, q, args...)
+	// The same conditions again: a lease may have been renewed, or the row
+	// marked, since the plain read.
+	rows, err := tx.QueryContext(ctx, candidateSelect(table, "PRIMARY")+"r.id IN ("+sqlcommon.Marks(len(ids))+") AND "+
+		where+lockingSuffix, append(sqlcommon.Int64Args(ids), args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -191,16 +193,6 @@ func candidateQuery(table string, status store.Status, p store.ClaimParams, limi
 	where, args := candidateWhere(table, ix, p)
 	q := candidateSelect(table, ix.name) + where + " ORDER BY " + ix.order + " LIMIT ?" + lockingSuffix
 	return q, append(args, limit)
-}
-
-// lockByIDQuery is candidateQuery's locking read limited to ids and read
-// by primary key, which locks those rows' records and nothing else.
-func lockByIDQuery(table string, status store.Status, p store.ClaimParams, ids []int64) (string, []any) {
-	ix := claimIndexFor(status, p)
-	where, args := candidateWhere(table, ix, p)
-	q := candidateSelect(table, "PRIMARY") + "r.id IN (" + sqlcommon.Marks(len(ids)) + ") AND " + where +
-		" ORDER BY " + ix.order + lockingSuffix
-	return q, append(sqlcommon.Int64Args(ids), args...)
 }
 
 // candidateSelect is a candidate query up to its WHERE conditions.
