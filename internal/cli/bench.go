@@ -86,6 +86,13 @@ func (a *app) benchKeepUp(ctx context.Context, f benchFlags) error {
 	}
 	defer rt.Close()
 	s.Source = relay.Source(f.source)
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	res, err := bench.KeepUp(ctx, s, bench.KeepUpParams{Events: f.events, Producers: f.producers, TxSize: f.txSize,
 		Batch: f.batch, Workers: f.workers, Payload: f.payload})
 	if err != nil {
