@@ -16,6 +16,7 @@ func newBreakers(cfg Config) map[string]*breaker {
 	cfg.Health.setLogger(cfg.Logger)
 	byPub := map[any]*breaker{}
 	byLane := make(map[string]*breaker, len(cfg.Lanes))
+	var made []*breaker
 	for _, l := range cfg.Lanes {
 		var key any = l.Name
 		if reflect.TypeOf(l.Publisher).Comparable() {
@@ -27,10 +28,16 @@ func newBreakers(cfg Config) map[string]*breaker {
 			b.pinger = pingerOf(l)
 			b.pingTimeout = l.PublishTimeout
 			byPub[key] = b
-			cfg.Health.add(b)
+			made = append(made, b)
 		}
 		b.lanes = append(b.lanes, l.Name)
 		byLane[l.Name] = b
+	}
+	// Registered once complete: health checks (the admin server may be
+	// serving already) read a breaker's lanes under its lock, which the
+	// appends above do not take.
+	for _, b := range made {
+		cfg.Health.add(b)
 	}
 	return byLane
 }
