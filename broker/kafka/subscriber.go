@@ -57,11 +57,45 @@ type partition struct {
 }
 
 // tracker is one partition's records handed out and not yet committable.
+// The records of one tracker ascend by offset; when the client hands out an
+// offset again (its position was reset after the broker reported records
+// lost, or after an out-of-range offset), the partition gets a new tracker
+// and the old one's acks are ignored: those records come again.
 type tracker struct {
 	pending []int64 // offsets in the order handed out (ascending)
 	acked   map[int64]bool
+	last    int64 // the highest offset added; -1 before the first
 	epoch   int32
-	gone    bool // revoked or lost: later acks are ignored
+	gone    bool // revoked, lost or rewound: later acks are ignored
+}
+
+func newTracker() *tracker { return &tracker{acked: map[int64]bool{}, last: -1} }
+
+// add registers a handed-out offset; it reports false, adding nothing, if
+// the offset is not above every offset added before.
+func (t *tracker) add(offset int64, epoch int32) bool {
+	if offset <= t.last {
+		return false
+	}
+	t.pending = append(t.pending, offset)
+	t.last, t.epoch = offset, epoch
+	return true
+}
+
+// settle records one ack and returns the offset after the longest acked
+// prefix of the records handed out, or -1 if that prefix did not grow.
+func (t *tracker) settle(offset int64) int64 {
+	if t.gone {
+		return -1
+	}
+	t.acked[offset] = true
+	next := int64(-1)
+	for len(t.pending) > 0 && t.acked[t.pending[0]] {
+		delete(t.acked, t.pending[0])
+		next = t.pending[0] + 1
+		t.pending = t.pending[1:]
+	}
+	return next
 }
 
 var _ broker.Subscriber = (*Subscriber)(nil)
@@ -163,12 +197,14 @@ func (s *Subscriber) received(r *kgo.Record) broker.Received {
 	key := partition{r.Topic, r.Partition}
 	s.mu.Lock()
 	t := s.parts[key]
-	if t == nil {
-		t = &tracker{acked: map[int64]bool{}}
+	if t == nil || !t.add(r.Offset, r.LeaderEpoch) {
+		if t != nil {
+			t.gone = true // rewound: this record and the ones after it come again
+		}
+		t = newTracker()
+		t.add(r.Offset, r.LeaderEpoch)
 		s.parts[key] = t
 	}
-	t.pending = append(t.pending, r.Offset)
-	t.epoch = r.LeaderEpoch
 	s.mu.Unlock()
 	ack := func(context.Context) error { s.ack(key, t, r.Offset); return nil }
 	return broker.Received{Event: ev, Ack: ack,
@@ -181,17 +217,7 @@ func (s *Subscriber) received(r *kgo.Record) broker.Received {
 // acked prefix of the partition's records.
 func (s *Subscriber) ack(key partition, t *tracker, offset int64) {
 	s.mu.Lock()
-	if t.gone {
-		s.mu.Unlock()
-		return
-	}
-	t.acked[offset] = true
-	next := int64(-1)
-	for len(t.pending) > 0 && t.acked[t.pending[0]] {
-		delete(t.acked, t.pending[0])
-		next = t.pending[0] + 1
-		t.pending = t.pending[1:]
-	}
+	next := t.settle(offset)
 	epoch := t.epoch
 	s.mu.Unlock()
 	// Outside s.mu: the client takes its own lock here, and holds it
