@@ -114,10 +114,15 @@ func (b *busyTenants) names() []string {
 // while it has recent tenants (the lane's poll interval if shorter): a
 // quiet tenant it has not served lately, which the other workers leave to
 // it, waits at most this much longer.
+//
+// expressIdlePoll is the longest the express worker waits between looks,
+// unless woken, once it has served no quiet tenant within expressMemory
+// (pacer.expressIdleDelay); a lane's poll_interval above it wins.
 const (
 	expressMemory    = time.Second
 	expressRecentMax = 32
 	expressListEvery = 20 * time.Millisecond
+	expressIdlePoll  = 320 * time.Millisecond
 )
 
 // expressState is the express worker's memory between claims.
@@ -188,6 +193,17 @@ func (x *expressState) recentTenants(now time.Time) []string {
 	}
 	slices.Sort(ts)
 	return ts
+}
+
+// servedLately reports whether a quiet tenant was served within
+// expressMemory.
+func (x *expressState) servedLately(now time.Time) bool {
+	for _, at := range x.recent {
+		if now.Sub(at) <= expressMemory {
+			return true
+		}
+	}
+	return false
 }
 
 // served notes a claim for tenant that got got rows; a quiet one that got

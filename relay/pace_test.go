@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -80,5 +81,57 @@ func TestIdleLaneClaimsOnlyAtPollInterval(t *testing.T) {
 	}
 	if counting.peeks.Load() == peeks {
 		t.Error("no peeks while the lane went idle")
+	}
+}
+
+// Rule: an express worker that has served no quiet tenant lately backs off
+// its empty looks from poll_interval to expressIdlePoll (never below
+// poll_interval), starts over after a wakeup, and looks every poll_interval
+// while it serves quiet tenants.
+func TestExpressWorkerIdleBackOff(t *testing.T) {
+	for _, poll := range []time.Duration{20 * time.Millisecond, 2 * time.Second} {
+		w := &worker{express: true, notified: true, lane: Lane{PollInterval: poll, BatchSize: 100}}
+		p := newPacer(w)
+		var got []time.Duration
+		for range 7 {
+			p.claimed(0, nil)
+			got = append(got, p.delay)
+		}
+		want := []time.Duration{poll, 2 * poll, 4 * poll, 8 * poll, 16 * poll, 16 * poll, 16 * poll}
+		if poll > expressIdlePoll {
+			want = []time.Duration{poll, poll, poll, poll, poll, poll, poll}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("poll %v: idle delays %v, want %v", poll, got, want)
+		}
+		p.idle = minPoll // what a wakeup does
+		if p.claimed(0, nil); p.delay != poll {
+			t.Errorf("poll %v: after a wakeup the delay is %v, want poll_interval", poll, p.delay)
+		}
+		w.expr.served("quiet", 1, true, time.Now())
+		for range 3 {
+			if p.claimed(0, nil); p.delay != poll {
+				t.Errorf("poll %v: serving a quiet tenant, delay %v, want poll_interval", poll, p.delay)
+			}
+		}
+	}
+}
+
+// Rule: without notifications, an idle express worker woken before the
+// commit it was told of looks again after 1, 2, 4, … ms as the others do,
+// and backs off beyond poll_interval only after that.
+func TestExpressWorkerIdleBackOffAfterShortLooks(t *testing.T) {
+	const poll = 8 * time.Millisecond
+	w := &worker{express: true, lane: Lane{PollInterval: poll, BatchSize: 100}}
+	p := newPacer(w)
+	var got []time.Duration
+	for range 8 {
+		p.claimed(0, nil)
+		got = append(got, p.delay)
+	}
+	ms := time.Millisecond
+	want := []time.Duration{ms, 2 * ms, 4 * ms, 8 * ms, 16 * ms, 32 * ms, 64 * ms, 128 * ms}
+	if !slices.Equal(got, want) {
+		t.Errorf("idle delays %v, want %v", got, want)
 	}
 }
