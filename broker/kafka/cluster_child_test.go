@@ -54,7 +54,10 @@ func runMember(arg string) {
 	sub, err := NewSubscriber(ctx, SubscriberConfig{Brokers: job.Brokers, Group: job.Group, Topics: []string{job.Topic},
 		// A member that dies is noticed after the session timeout: short,
 		// so that the rebalance comes within the test.
-		Opts: []kgo.Opt{kgo.SessionTimeout(6 * time.Second), kgo.HeartbeatInterval(500 * time.Millisecond)}})
+		// The client's own log (info: assignments, offsets fetched,
+		// errors) goes to the test's report if the test fails.
+		Opts: []kgo.Opt{kgo.SessionTimeout(6 * time.Second), kgo.HeartbeatInterval(500 * time.Millisecond),
+			kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelInfo, nil))}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(98)
