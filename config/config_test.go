@@ -84,6 +84,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		"bad template":          {base + "lanes: [{name: a, destination: \"x.{colour}\"}]\n", "unknown placeholder {colour}"},
 		"bad driver":            {"store: {driver: oracle, dsn: x}\nbrokers:\n  b: {type: stdout}\nlanes: [{name: a, destination: x}]\n", "store.driver"},
 		"bad ordering":          {base + "lanes: [{name: a, destination: x, ordering: total}]\n", "ordering"},
+		"bad on_delivered":      {base + "lanes: [{name: a, destination: x, source: log, on_delivered: drop}]\n", `on_delivered: "drop" is not one of mark, delete`},
+		"delete on polling":     {base + "lanes: [{name: a, destination: x, on_delivered: delete}]\n", "on_delivered: delete needs source: log"},
 		"lease under timeout":   {base + "lanes: [{name: a, destination: x, publish_timeout: 3s, lease: 1s}]\n", "lease"},
 		"duplicate lane":        {base + "lanes: [{name: a, destination: x}, {name: a, destination: y}]\n", "defined twice"},
 		"no lanes":              {base + "lanes: []\n", "lanes: at least one lane"},
@@ -161,7 +163,7 @@ func TestLaneSettingsFromRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"concurrency: 1\n", "batch_size: 100\n", "poll_interval: 1s\n", "publish_timeout: 3s\n",
-		"lease: 9s\n", "max_attempts: 10\n", "jitter: full\n", "ordering: none\n", "on_dead: park\n"} {
+		"lease: 9s\n", "max_attempts: 10\n", "jitter: full\n", "ordering: none\n", "on_dead: park\n", "on_delivered: mark\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("printed defaults lack %q:\n%s", want, out)
 		}

@@ -49,3 +49,9 @@ func TestBinlogDelayedEvent(t *testing.T) {
 	e, _ := newBinlogEnv(t)
 	logDelayedEvent(t, e)
 }
+
+// Rule: as TestLogicalLaneDeletesDelivered, on a binlog lane.
+func TestBinlogLaneDeletesDelivered(t *testing.T) {
+	e, _ := newBinlogEnv(t)
+	logDeletesDelivered(t, e)
+}

@@ -40,6 +40,21 @@ const (
 	OnDeadSkip OnDead = "skip"
 )
 
+// OnDelivered is what a log lane's marker does with the rows of delivered
+// events (docs/loglanes.md).
+type OnDelivered string
+
+const (
+	// OnDeliveredMark sets their status to delivered and keeps their
+	// receipts, as a polling lane's marks do; retention deletes them later.
+	OnDeliveredMark OnDelivered = "mark"
+	// OnDeliveredDelete deletes them: no receipts and no delivered rows to
+	// count or look up, for less of the database's work per event (on
+	// PostgreSQL a delete leaves the row's index entries to vacuum, where
+	// the mark's update writes new ones in every index).
+	OnDeliveredDelete OnDelivered = "delete"
+)
+
 // Retention is how long finished rows are kept. Zero keeps them forever.
 type Retention struct {
 	// Delivered deletes delivered rows after this long (0: never).
@@ -104,6 +119,9 @@ type Lane struct {
 	Ordering Ordering `yaml:"ordering"`
 	// OnDead defaults to OnDeadPark.
 	OnDead OnDead `yaml:"on_dead"`
+	// OnDelivered defaults to OnDeliveredMark; OnDeliveredDelete only on a
+	// log lane (a polling lane deletes delivered rows by retention).
+	OnDelivered OnDelivered `yaml:"on_delivered"`
 	// Concurrency is the number of workers. Defaults to 1.
 	Concurrency int `yaml:"concurrency"`
 	// BatchSize is the most rows per claim. Defaults to 100.
@@ -199,6 +217,9 @@ func (l Lane) WithDefaults() Lane {
 	}
 	if l.Ordering == "" {
 		l.Ordering = OrderingNone
+	}
+	if l.OnDelivered == "" {
+		l.OnDelivered = OnDeliveredMark
 	}
 	if l.OnDead == "" {
 		l.OnDead = OnDeadPark

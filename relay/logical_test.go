@@ -221,3 +221,43 @@ func TestLogicalCommitToAck(t *testing.T) {
 		t.Errorf("the delayed event was reported at %v after it was due, want its due time, not its commit", fromRows[0])
 	}
 }
+
+// Rule: a log lane with on_delivered: delete publishes every event and
+// deletes the rows of those its reader delivered; the rows handed over to
+// the polling workers (a failed attempt, and its key's later events, which
+// wait for it) are marked delivered as on a polling lane.
+func TestLogicalLaneDeletesDelivered(t *testing.T) {
+	e, _ := newLogicalEnv(t)
+	logDeletesDelivered(t, e)
+}
+
+// logDeletesDelivered runs TestLogicalLaneDeletesDelivered on e, a log lane env of any store.
+func logDeletesDelivered(t *testing.T, e *env) {
+	e.pub.FailEvent("d-003", 1, errors.New("transient"))
+	e.startLog(func(l *Lane) { l.OnDelivered = OnDeliveredDelete })
+	e.enqueue(events("d", "kd", 10)...)
+	e.enqueue(events("f", "kf", 10)...)
+	var st store.LaneStats
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("published %d distinct; table %+v", e.pub.Distinct(), st)
+		}
+	})
+	waitFor(t, 30*time.Second, "every event published and the delivered rows deleted", func() bool {
+		st = e.stats()
+		return e.pub.Distinct() == 20 && st.Pending+st.InFlight+st.Retrying == 0 && st.Delivered == 7
+	})
+	if rec := e.get("d-003"); rec.Status != store.StatusDelivered || rec.Attempts != 2 {
+		t.Fatalf("d-003 (handed over) is %s after %d attempts, want delivered after 2", rec.Status, rec.Attempts)
+	}
+	var rows int
+	if err := e.store.DB().QueryRow("SELECT COUNT(*) FROM " + e.table).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 7 {
+		t.Fatalf("%d rows left in the table, want 7 (d-003 to d-009, handed over)", rows)
+	}
+	if got := order(e.pub, "kd"); got != "d-000 d-001 d-002 d-003 d-004 d-005 d-006 d-007 d-008 d-009" {
+		t.Fatalf("key kd arrived as %s", got)
+	}
+}

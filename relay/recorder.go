@@ -132,7 +132,7 @@ func runMarker(ctx context.Context, lr store.LogReader, w *worker, recorded <-ch
 	failing := false
 	for {
 		for ctx.Err() == nil {
-			n, err := lr.ApplyMarks(ctx, w.lane.Table, w.lane.Name, logMarkBatches)
+			n, err := lr.ApplyMarks(ctx, w.lane.Table, w.lane.Name, logMarkBatches, w.lane.OnDelivered == OnDeliveredDelete)
 			if err != nil && ctx.Err() == nil && !failing {
 				w.log.Warn("cannot mark log events delivered yet; retrying (they are published)", slog.String("error", err.Error()))
 			}

@@ -33,6 +33,10 @@ func (l Lane) Validate() error {
 	add("ordering", oneOf(string(l.Ordering), "", string(OrderingNone), string(OrderingKey)))
 	add("on_dead", oneOf(string(l.OnDead), "", string(OnDeadPark), string(OnDeadSkip)))
 	add("source", l.Source.Validate())
+	add("on_delivered", oneOf(string(l.OnDelivered), "", string(OnDeliveredMark), string(OnDeliveredDelete)))
+	if l.OnDelivered == OnDeliveredDelete && l.Source != SourceLog {
+		add("on_delivered", errors.New("delete needs source: log; a polling lane deletes delivered rows with retention.delivered"))
+	}
 	add("retry.strategy", oneOf(l.Retry.Strategy, "", StrategyExponential))
 	add("retry.jitter", oneOf(string(l.Retry.Jitter), "", string(JitterFull), string(JitterEqual), string(JitterNone)))
 	if l.Retry.Max > 0 && l.Retry.Max < l.Retry.Initial {

@@ -42,9 +42,10 @@ type LogReader interface {
 	// dead when dead is set. Events without a row (ID 0) get one.
 	HandOver(ctx context.Context, table, lane string, fs []LogFailure) error
 	// ApplyMarks marks delivered the rows that Record journaled for the
-	// lane, up to limit batches, and returns how many batches it applied.
-	// Safe to run from several processes at once.
-	ApplyMarks(ctx context.Context, table, lane string, limit int) (int, error)
+	// lane (or deletes them, when deleteRows), up to limit batches, and
+	// returns how many batches it applied. Safe to run from several
+	// processes at once.
+	ApplyMarks(ctx context.Context, table, lane string, limit int, deleteRows bool) (int, error)
 	// HandedOverKeys returns the partition keys (tenant, key) of scope that
 	// have handed-over rows not finished: pending or in flight, or dead
 	// when parkOnDead.

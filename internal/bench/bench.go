@@ -35,6 +35,9 @@ type Setup struct {
 	// lane's slot is made before the events are enqueued, so that the
 	// drain reads them from the log (warmUpLog).
 	Source relay.Source
+	// OnDelivered is the bench lane's (relay.OnDeliveredMark by default;
+	// delete on a log lane only).
+	OnDelivered relay.OnDelivered
 }
 
 func (s Setup) table() string {
@@ -105,7 +108,7 @@ func (s Setup) prepare(ctx context.Context) error {
 func (s Setup) lane(p broker.Publisher, batch, workers int) relay.Lane {
 	return relay.Lane{Name: "bench", Table: s.table(), Publisher: p, Destination: s.Destination,
 		BatchSize: batch, Concurrency: workers, PublishTimeout: 10 * time.Second, PollInterval: time.Second,
-		Source: s.Source}
+		Source: s.Source, OnDelivered: s.OnDelivered}
 }
 
 // startRelay runs a relay over lane until the returned stop is called.

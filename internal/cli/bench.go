@@ -21,6 +21,7 @@ import (
 
 type benchFlags struct {
 	lane, producer, cpuProfile, source string
+	onDelivered                        string
 	events, batch, workers, payload    int
 	producers, txSize                  int
 	brokerDelay                        time.Duration
@@ -74,18 +75,36 @@ func laneFlags(cmd *cobra.Command, f *benchFlags, batch, workers int) {
 	cmd.Flags().IntVar(&f.workers, "workers", workers, "workers (concurrency)")
 	cmd.Flags().IntVar(&f.payload, "payload", 1024, "payload bytes")
 	cmd.Flags().StringVar(&f.source, "source", "poll", "the bench lane's source: poll or log (docs/loglanes.md)")
+	cmd.Flags().StringVar(&f.onDelivered, "on-delivered", "mark", "what a log lane does with delivered rows: mark or delete (docs/loglanes.md)")
+}
+
+// checkOnDelivered refuses an --on-delivered the bench lane cannot take.
+func checkOnDelivered(f benchFlags) error {
+	switch relay.OnDelivered(f.onDelivered) {
+	case relay.OnDeliveredMark:
+		return nil
+	case relay.OnDeliveredDelete:
+		if relay.Source(f.source) != relay.SourceLog {
+			return usagef("--on-delivered delete needs --source log")
+		}
+		return nil
+	}
+	return usagef("--on-delivered %q is not mark or delete", f.onDelivered)
 }
 
 func (a *app) benchKeepUp(ctx context.Context, f benchFlags) error {
 	if f.events <= 0 || f.producers <= 0 || f.txSize <= 0 || f.batch <= 0 || f.workers <= 0 || f.payload < 0 {
 		return usagef("--events, --producers, --tx, --batch and --workers must be positive, --payload not negative")
 	}
+	if err := checkOnDelivered(f); err != nil {
+		return err
+	}
 	rt, s, err := a.benchSetup(ctx, f, true)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	s.Source = relay.Source(f.source)
+	s.Source, s.OnDelivered = relay.Source(f.source), relay.OnDelivered(f.onDelivered)
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
@@ -144,6 +163,9 @@ func (a *app) benchThroughput(ctx context.Context, f benchFlags) error {
 	if f.brokerDelay < 0 {
 		return usagef("--broker-delay must not be negative")
 	}
+	if err := checkOnDelivered(f); err != nil {
+		return err
+	}
 	rt, s, err := a.benchSetup(ctx, f, f.brokerDelay == 0)
 	if err != nil {
 		return err
@@ -152,7 +174,7 @@ func (a *app) benchThroughput(ctx context.Context, f benchFlags) error {
 	if f.brokerDelay > 0 {
 		s.Publisher = bench.Delay{Wait: f.brokerDelay}
 	}
-	s.Source = relay.Source(f.source)
+	s.Source, s.OnDelivered = relay.Source(f.source), relay.OnDelivered(f.onDelivered)
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
@@ -196,6 +218,9 @@ func (a *app) benchLatency(ctx context.Context, f benchFlags) error {
 	}
 	if f.brokerDelay < 0 {
 		return usagef("--broker-delay must not be negative")
+	}
+	if err := checkOnDelivered(f); err != nil {
+		return err
 	}
 	rt, s, err := a.benchSetup(ctx, f, f.brokerDelay == 0)
 	if err != nil {

@@ -57,6 +57,12 @@ lanes:
 	if code != ExitUsage || !strings.Contains(errOut, "--broker-delay") {
 		t.Fatalf("a negative --broker-delay must be a usage error naming it, got %d: %s", code, errOut)
 	}
+	for _, args := range [][]string{{"--on-delivered", "drop"}, {"--on-delivered", "delete"}} {
+		code, _, errOut = cliRun(t, append([]string{"bench", "throughput", "--config", cfg}, args...)...)
+		if code != ExitUsage || !strings.Contains(errOut, "--on-delivered") {
+			t.Fatalf("bench throughput %v must be a usage error naming --on-delivered, got %d: %s", args, code, errOut)
+		}
+	}
 	checkBenchKeepUp(t, cfg)
 }
 

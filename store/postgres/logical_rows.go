@@ -92,10 +92,11 @@ func journalMarks(ctx context.Context, tx *sql.Tx, p store.LogParams, ds []store
 // or sit idle (boundSettings).
 const applyBound = 10 * time.Second
 
-// ApplyMarks marks delivered the rows of up to limit journaled batches of
-// the lane and deletes those batches, in one transaction; SKIP LOCKED lets
-// several processes apply marks at once. It returns how many batches.
-func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int) (int, error) {
+// ApplyMarks marks delivered (or deletes, when deleteRows) the rows of up
+// to limit journaled batches of the lane and deletes those batches, in one
+// transaction; SKIP LOCKED lets several processes apply marks at once. It
+// returns how many batches.
+func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, deleteRows bool) (int, error) {
 	q, err := quote(table)
 	if err != nil {
 		return 0, err
@@ -111,11 +112,18 @@ func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int) (
 		// row of a log lane pending it chose a scan of the whole index and
 		// a hash join (277 ms for 1,000 rows of 30,000) over 1,000
 		// primary-key probes.
+		settle := `UPDATE ` + q + ` t SET status = 'delivered', delivered_at = now(), available_at = now(), receipt = d.receipt
+  FROM d WHERE t.id = d.id AND (t.status || '') = 'pending' AND t.lease_owner = '' RETURNING 1`
+		if deleteRows {
+			// A delete leaves the row's index entries to vacuum; the
+			// update writes new ones in all seven indexes (it is never
+			// HOT: status is indexed).
+			settle = `DELETE FROM ` + q + ` t USING d WHERE t.id = d.id AND (t.status || '') = 'pending' AND t.lease_owner = '' RETURNING 1`
+		}
 		return tx.QueryRowContext(ctx, `WITH done AS (DELETE FROM herald_log_marks WHERE id IN (
   SELECT id FROM herald_log_marks WHERE lane = $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING ids, receipts),
 d AS (SELECT u.id, u.receipt FROM done, unnest(done.ids, done.receipts) AS u(id, receipt)),
-upd AS (UPDATE `+q+` t SET status = 'delivered', delivered_at = now(), available_at = now(), receipt = d.receipt
-  FROM d WHERE t.id = d.id AND (t.status || '') = 'pending' AND t.lease_owner = '' RETURNING 1)
+upd AS (`+settle+`)
 SELECT (SELECT count(*) FROM done), (SELECT count(*) FROM upd)`, lane, limit).Scan(&n, new(int))
 	})
 	if err != nil {

@@ -246,8 +246,9 @@ func TestBinlogPurgedPosition(t *testing.T) {
 }
 
 // Rule: Record journals the delivered rows with the position in one
-// transaction, ApplyMarks marks them delivered with their receipts, and a
-// second reader on the lane is refused while the first holds the lease.
+// transaction, ApplyMarks marks them delivered with their receipts (or,
+// asked to, deletes them and nothing else), and a second reader on the
+// lane is refused while the first holds the lease.
 func TestBinlogRecordMarksAndLease(t *testing.T) {
 	e := newBinlogEnv(t)
 	st := e.open("marks")
@@ -264,16 +265,39 @@ func TestBinlogRecordMarksAndLease(t *testing.T) {
 	if err := st.Record(context.Background(), b.End, ds); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := e.s.ApplyMarks(context.Background(), e.table, "marks", 10); err != nil || n != 1 {
+	if n, err := e.s.ApplyMarks(context.Background(), e.table, "marks", 10, false); err != nil || n != 1 {
 		t.Fatalf("ApplyMarks = %d, %v; want 1 batch", n, err)
 	}
-	var delivered int
-	if err := e.db.QueryRow(`SELECT COUNT(*) FROM ` + e.table + ` WHERE status = 'delivered' AND receipt IS NOT NULL`).Scan(&delivered); err != nil {
+	if got := e.countRows(t, "status = 'delivered' AND receipt IS NOT NULL"); got != 2 {
+		t.Fatalf("%d rows marked delivered, want 2", got)
+	}
+	e.insert("m3", "m4", "m5")
+	b, err = st.Next(context.Background(), 100, 5*time.Second)
+	if err != nil || len(b.Records) != 3 {
+		t.Fatalf("read %v, %v", b.Records, err)
+	}
+	ds = []store.Delivery{{ID: b.Records[0].ID}, {ID: b.Records[1].ID}}
+	if err := st.Record(context.Background(), b.End, ds); err != nil {
 		t.Fatal(err)
 	}
-	if delivered != 2 {
-		t.Fatalf("%d rows marked delivered, want 2", delivered)
+	if n, err := e.s.ApplyMarks(context.Background(), e.table, "marks", 10, true); err != nil || n != 1 {
+		t.Fatalf("ApplyMarks deleting = %d, %v; want 1 batch", n, err)
 	}
+	if got := e.countRows(t, "event_id IN ('m3', 'm4')"); got != 0 {
+		t.Fatalf("%d of the rows delivered with deleting marks are left, want 0", got)
+	}
+	if got := e.countRows(t, "event_id IN ('m1', 'm2') AND status = 'delivered' OR event_id = 'm5' AND status = 'pending'"); got != 3 {
+		t.Fatalf("deleting marks touched other rows: %d of m1, m2 (delivered) and m5 (pending) left, want 3", got)
+	}
+}
+
+func (e *binlogEnv) countRows(t *testing.T, where string) int {
+	t.Helper()
+	var n int
+	if err := e.db.QueryRow(`SELECT COUNT(*) FROM ` + e.table + ` WHERE ` + where).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // Rule: a server whose binary log Herald cannot read is refused with an

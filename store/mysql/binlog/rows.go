@@ -85,10 +85,11 @@ func journalMarks(ctx context.Context, tx *sql.Tx, p store.LogParams, ds []store
 	return err
 }
 
-// ApplyMarks marks delivered the rows of up to limit journaled batches of
-// the lane and deletes those batches, in one transaction; SKIP LOCKED lets
-// several processes apply marks at once. It returns how many batches.
-func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int) (int, error) {
+// ApplyMarks marks delivered (or deletes, when deleteRows) the rows of up
+// to limit journaled batches of the lane and deletes those batches, in one
+// transaction; SKIP LOCKED lets several processes apply marks at once. It
+// returns how many batches.
+func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, deleteRows bool) (int, error) {
 	q, err := quote(table)
 	if err != nil {
 		return 0, err
@@ -100,11 +101,7 @@ func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int) (
 			return err
 		}
 		n = len(ids)
-		if _, err := tx.ExecContext(ctx, `UPDATE `+q+` t JOIN JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT PATH '$[0]', receipt LONGTEXT PATH '$[1]')) d
-  ON t.id = d.id
-SET t.status = 'delivered', t.available_at = UTC_TIMESTAMP(6),
-  t.receipt_padded = CONCAT(d.receipt, REPEAT(' ', GREATEST(0, ? - LENGTH(d.receipt))))
-WHERE t.status = 'pending' AND t.lease_owner = ''`, doc, mysql.ReceiptWidth); err != nil {
+		if err := settleRows(ctx, tx, q, doc, deleteRows); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, "DELETE FROM herald_log_marks WHERE id IN ("+sqlcommon.Marks(len(ids))+")", sqlcommon.Int64Args(ids)...)
@@ -114,6 +111,23 @@ WHERE t.status = 'pending' AND t.lease_owner = ''`, doc, mysql.ReceiptWidth); er
 		return 0, fmt.Errorf("mysql store: marking log events of lane %s delivered: %w", lane, err)
 	}
 	return n, nil
+}
+
+// settleRows marks delivered, or deletes, the journaled rows in doc (a
+// JSON array of [id, receipt]) that are still pending and not handed over.
+func settleRows(ctx context.Context, tx *sql.Tx, q, doc string, deleteRows bool) error {
+	marks := `JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT PATH '$[0]', receipt LONGTEXT PATH '$[1]')) d`
+	if deleteRows {
+		_, err := tx.ExecContext(ctx, `DELETE t FROM `+q+` t JOIN `+marks+` ON t.id = d.id
+WHERE t.status = 'pending' AND t.lease_owner = ''`, doc)
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE `+q+` t JOIN `+marks+`
+  ON t.id = d.id
+SET t.status = 'delivered', t.available_at = UTC_TIMESTAMP(6),
+  t.receipt_padded = CONCAT(d.receipt, REPEAT(' ', GREATEST(0, ? - LENGTH(d.receipt))))
+WHERE t.status = 'pending' AND t.lease_owner = ''`, doc, mysql.ReceiptWidth)
+	return err
 }
 
 // takeMarks locks up to limit journal rows of lane and returns their ids
