@@ -165,4 +165,7 @@ type SubscribeRequest struct {
 	// ClientURL is the URL Open reported in Opened.ClientURL (an embedded
 	// server's), if any.
 	ClientURL string
+	// Logger is the process's, for what a subscriber reports beside its
+	// errors (nil: slog.Default()).
+	Logger *slog.Logger
 }

@@ -79,7 +79,7 @@ func (rt *Runtime) StartProjections(ctx context.Context, log *slog.Logger, migra
 				return nil, fmt.Errorf("%s: migrate the ledger: %w", path, err)
 			}
 		}
-		src, err := rt.projectionSource(ctx, s, p)
+		src, err := rt.projectionSource(ctx, s, p, log)
 		if err != nil {
 			return nil, fmt.Errorf("%s.source: %w", path, err)
 		}
@@ -91,7 +91,7 @@ func (rt *Runtime) StartProjections(ctx context.Context, log *slog.Logger, migra
 
 // projectionSource connects a projection's source: an outbox scan, or a
 // subscriber on its broker (group = the projection's name by default).
-func (rt *Runtime) projectionSource(ctx context.Context, s store.ProjectionStore, p sqlproj.Projection) (broker.Subscriber, error) {
+func (rt *Runtime) projectionSource(ctx context.Context, s store.ProjectionStore, p sqlproj.Projection, log *slog.Logger) (broker.Subscriber, error) {
 	src := p.Source
 	if src.Outbox != "" {
 		return projector.NewOutboxSource(projector.OutboxConfig{Store: s, Projection: p.Name, ProjectionTable: p.Table,
@@ -106,7 +106,7 @@ func (rt *Runtime) projectionSource(ctx context.Context, s store.ProjectionStore
 		return nil, errors.New("no subscriber for this broker type")
 	}
 	return opener.OpenSubscriber(ctx, broker.SubscribeRequest{Group: group, Destination: src.Destination,
-		IncludeTypes: p.IncludeTypes, ClientURL: rt.ClientURLs[src.Broker]})
+		IncludeTypes: p.IncludeTypes, ClientURL: rt.ClientURLs[src.Broker], Logger: log})
 }
 
 // canSubscribe says whether b's driver can open a projection's subscriber.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -30,6 +31,10 @@ type SubscriberConfig struct {
 	SASL *SASLConfig
 	// Opts are extra franz-go options (timeouts, …), appended last.
 	Opts []kgo.Opt
+	// Logger receives the fetch errors that come together with records
+	// (one partition failing while others deliver); a poll with errors
+	// only is Receive's error. Defaults to slog.Default().
+	Logger *slog.Logger
 }
 
 // Subscriber is a broker.Subscriber on a Kafka consumer group. A new group
@@ -45,7 +50,8 @@ type SubscriberConfig struct {
 // partition key's records are applied in order (also across rebalances:
 // each member applies in order and a done record stays done).
 type Subscriber struct {
-	cl *kgo.Client
+	cl     *kgo.Client
+	errlog *errorLog
 
 	mu    sync.Mutex
 	parts map[partition]*tracker
@@ -115,7 +121,7 @@ func NewSubscriber(_ context.Context, cfg SubscriberConfig) (*Subscriber, error)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: subscriber: %w", err)
 	}
-	s := &Subscriber{parts: map[partition]*tracker{}}
+	s := &Subscriber{parts: map[partition]*tracker{}, errlog: newErrorLog(cfg.Logger)}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ClientID(cfg.ClientID),
@@ -163,6 +169,7 @@ func (s *Subscriber) Receive(ctx context.Context, most int) ([]broker.Received, 
 		var out []broker.Received
 		fs.EachRecord(func(r *kgo.Record) { out = append(out, s.received(r)) })
 		if len(out) > 0 {
+			s.errlog.log(fs.Errors(), time.Now())
 			return out, nil
 		}
 		if errs := fs.Errors(); len(errs) > 0 {
