@@ -78,25 +78,21 @@ func laneFlags(cmd *cobra.Command, f *benchFlags, batch, workers int) {
 	cmd.Flags().StringVar(&f.onDelivered, "on-delivered", "mark", "what a log lane does with delivered rows: mark or delete (docs/loglanes.md)")
 }
 
-// checkOnDelivered refuses an --on-delivered the bench lane cannot take.
-func checkOnDelivered(f benchFlags) error {
-	switch relay.OnDelivered(f.onDelivered) {
-	case relay.OnDeliveredMark:
-		return nil
-	case relay.OnDeliveredDelete:
-		if relay.Source(f.source) != relay.SourceLog {
-			return usagef("--on-delivered delete needs --source log")
-		}
-		return nil
+// checkLaneFlags refuses a --source or --on-delivered the bench lane
+// cannot take, by the lane's own validation, as a usage error.
+func checkLaneFlags(f benchFlags) error {
+	l := relay.Lane{Source: relay.Source(f.source), OnDelivered: relay.OnDelivered(f.onDelivered)}
+	if err := l.Validate(); err != nil {
+		return usagef("--source %s --on-delivered %s: %v", f.source, f.onDelivered, err)
 	}
-	return usagef("--on-delivered %q is not mark or delete", f.onDelivered)
+	return nil
 }
 
 func (a *app) benchKeepUp(ctx context.Context, f benchFlags) error {
 	if f.events <= 0 || f.producers <= 0 || f.txSize <= 0 || f.batch <= 0 || f.workers <= 0 || f.payload < 0 {
 		return usagef("--events, --producers, --tx, --batch and --workers must be positive, --payload not negative")
 	}
-	if err := checkOnDelivered(f); err != nil {
+	if err := checkLaneFlags(f); err != nil {
 		return err
 	}
 	rt, s, err := a.benchSetup(ctx, f, true)
@@ -163,7 +159,7 @@ func (a *app) benchThroughput(ctx context.Context, f benchFlags) error {
 	if f.brokerDelay < 0 {
 		return usagef("--broker-delay must not be negative")
 	}
-	if err := checkOnDelivered(f); err != nil {
+	if err := checkLaneFlags(f); err != nil {
 		return err
 	}
 	rt, s, err := a.benchSetup(ctx, f, f.brokerDelay == 0)
@@ -218,9 +214,6 @@ func (a *app) benchLatency(ctx context.Context, f benchFlags) error {
 	}
 	if f.brokerDelay < 0 {
 		return usagef("--broker-delay must not be negative")
-	}
-	if err := checkOnDelivered(f); err != nil {
-		return err
 	}
 	rt, s, err := a.benchSetup(ctx, f, f.brokerDelay == 0)
 	if err != nil {
