@@ -239,6 +239,12 @@ func (st *logStream) handle(data []byte, b *store.LogBatch) (bool, error) {
 
 // decode adds one transaction's events to b on its commit.
 func (st *logStream) decode(x pglogrepl.XLogData, b *store.LogBatch) (bool, error) {
+	if rec, ok, handled := st.dec.insert(x.WALData, st.p.Scope); handled {
+		if ok {
+			st.tx = append(st.tx, rec)
+		}
+		return false, nil
+	}
 	m, err := pglogrepl.Parse(x.WALData)
 	if err != nil {
 		return false, fmt.Errorf("postgres store: decoding the replication stream: %w", err)
