@@ -38,6 +38,10 @@ type Setup struct {
 	// OnDelivered is the bench lane's (relay.OnDeliveredMark by default;
 	// delete on a log lane only).
 	OnDelivered relay.OnDelivered
+	// Messages writes the drained events as logical messages
+	// (pg_logical_emit_message) instead of outbox rows: a PostgreSQL log
+	// lane only.
+	Messages bool
 }
 
 func (s Setup) table() string {

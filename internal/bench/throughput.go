@@ -38,6 +38,9 @@ type ThroughputResult struct {
 // publisher, alternating so that noise hits both alike.
 func Throughput(ctx context.Context, s Setup, p ThroughputParams) (ThroughputResult, error) {
 	res := ThroughputResult{Params: p}
+	if err := s.checkMessages(); err != nil {
+		return res, err
+	}
 	var enqueueRates []float64
 	for range p.Runs {
 		for _, pub := range []broker.Publisher{Nop{}, s.Publisher} {
@@ -81,7 +84,7 @@ func (s Setup) relayOnce(ctx context.Context, pub broker.Publisher, p Throughput
 		evs[i] = herald.Event{Topic: "bench", Type: "Bench", Payload: body}
 	}
 	start := time.Now()
-	if err := s.enqueue(ctx, ob, evs, 1000); err != nil {
+	if err := s.write(ctx, ob, evs); err != nil {
 		return 0, 0, Steps{}, fmt.Errorf("enqueue: %w", err)
 	}
 	enqueueRate = float64(p.Events) / time.Since(start).Seconds()
@@ -100,6 +103,15 @@ func (s Setup) relayOnce(ctx context.Context, pub broker.Publisher, p Throughput
 		return 0, 0, Steps{}, fmt.Errorf("relay delivered %d of %d events in 10 minutes", counter.count.Load(), p.Events)
 	}
 	return float64(p.Events) / time.Since(start).Seconds(), enqueueRate, counter.steps(), nil
+}
+
+// write commits the drain's events, 1000 per transaction, as rows or as
+// logical messages.
+func (s Setup) write(ctx context.Context, ob *herald.Outbox, evs []herald.Event) error {
+	if s.Messages {
+		return s.emitMessages(ctx, evs, 1000)
+	}
+	return s.enqueue(ctx, ob, evs, 1000)
 }
 
 // warmUpLog, for a log lane, runs the relay until one event went through,

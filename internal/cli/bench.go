@@ -21,7 +21,7 @@ import (
 
 type benchFlags struct {
 	lane, producer, cpuProfile, source string
-	onDelivered                        string
+	onDelivered, write                 string
 	events, batch, workers, payload    int
 	producers, txSize                  int
 	brokerDelay                        time.Duration
@@ -43,6 +43,8 @@ func (a *app) benchCommand() *cobra.Command {
 	tp.Flags().IntVar(&f.events, "events", 20000, "events per run")
 	laneFlags(tp, &f, 100, 1)
 	tp.Flags().IntVar(&f.runs, "runs", 3, "runs per publisher")
+	tp.Flags().StringVar(&f.write, "write", "rows", "how the drained events are written: rows (the outbox table) or messages "+
+		"(pg_logical_emit_message; a PostgreSQL log lane only)")
 	tp.Flags().DurationVar(&f.brokerDelay, "broker-delay", 0,
 		"instead of the lane's broker, a publisher that waits this long per batch and uses no CPU (a broker on another host)")
 	cmd.PersistentFlags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement to this file")
@@ -162,6 +164,12 @@ func (a *app) benchThroughput(ctx context.Context, f benchFlags) error {
 	if err := checkLaneFlags(f); err != nil {
 		return err
 	}
+	switch {
+	case f.write != "rows" && f.write != "messages":
+		return usagef("--write %q: want rows or messages", f.write)
+	case f.write == "messages" && f.source != string(relay.SourceLog):
+		return usagef("--write messages needs --source log: logical messages exist only in the database's log")
+	}
 	rt, s, err := a.benchSetup(ctx, f, f.brokerDelay == 0)
 	if err != nil {
 		return err
@@ -171,6 +179,7 @@ func (a *app) benchThroughput(ctx context.Context, f benchFlags) error {
 		s.Publisher = bench.Delay{Wait: f.brokerDelay}
 	}
 	s.Source, s.OnDelivered = relay.Source(f.source), relay.OnDelivered(f.onDelivered)
+	s.Messages = f.write == "messages"
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {

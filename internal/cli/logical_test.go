@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,20 @@ import (
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/postgres"
 )
+
+// logicalPostgresAndNATS starts a PostgreSQL with wal_level=logical and
+// an embedded NATS server for the test, in a temporary directory.
+func logicalPostgresAndNATS(t *testing.T) (dir, dsn, natsURL string) {
+	t.Helper()
+	dir = t.TempDir()
+	_, dsn = testenv.NewLogicalPostgres(t)
+	srv, err := natsembed.Start(natsembed.Config{Dir: filepath.Join(dir, "nats"), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	return dir, dsn, srv.ClientURL()
+}
 
 // logConfig writes a config with one log lane on dsn to NATS at natsURL.
 func logConfig(t *testing.T, dir, dsn, natsURL string) string {
@@ -37,14 +52,8 @@ lanes:
 // every event committed before, during and after reaches the broker and is
 // marked delivered, none lost.
 func TestLogicalRelayKilledStandbyTakesOver(t *testing.T) {
-	dir := t.TempDir()
-	_, dsn := testenv.NewLogicalPostgres(t)
-	srv, err := natsembed.Start(natsembed.Config{Dir: filepath.Join(dir, "nats"), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	cfg := logConfig(t, dir, dsn, srv.ClientURL())
+	dir, dsn, natsURL := logicalPostgresAndNATS(t)
+	cfg := logConfig(t, dir, dsn, natsURL)
 	code, out := runChildSync(t, dir, "migrate", "--config", cfg)
 	if code != 0 || !strings.Contains(out, "ready for log lanes") {
 		t.Fatalf("migrate: exit %d\n%s", code, out)
@@ -84,7 +93,7 @@ func TestLogicalRelayKilledStandbyTakesOver(t *testing.T) {
 		t.Fatalf("rows left over: %+v", st)
 	}
 	seen := map[string]int{}
-	for _, m := range readStream(t, srv.ClientURL(), "LOG", streamLen(t, srv.ClientURL(), "LOG")) {
+	for _, m := range readStream(t, natsURL, "LOG", streamLen(t, natsURL, "LOG")) {
 		seen[m.Header.Get("ce-id")]++
 	}
 	if len(seen) != total {
@@ -147,5 +156,34 @@ lanes:
 	code, out = runChildSync(t, dir, "run", "--config", cfg)
 	if code != 2 || !strings.Contains(out, "wal_level = logical") || !strings.Contains(out, `lane "main"`) {
 		t.Fatalf("run: exit %d, want 2 naming wal_level and the lane\n%s", code, out)
+	}
+}
+
+// Rule: `herald bench throughput` drains a PostgreSQL log lane whose events
+// were written as rows (and deleted once delivered) or as logical messages
+// (no row at all), every event reaching the broker once; --write messages
+// on a polling lane is a usage error naming it.
+func TestLogicalBenchThroughput(t *testing.T) {
+	dir, dsn, natsURL := logicalPostgresAndNATS(t)
+	cfg := logConfig(t, dir, dsn, natsURL)
+	published := 0
+	for _, args := range [][]string{{"--on-delivered", "delete"}, {"--write", "messages"}} {
+		code, out, errOut := cliRun(t, append([]string{"bench", "throughput", "--config", cfg, "--source", "log",
+			"--events", "300", "--batch", "100", "--runs", "1", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("bench throughput %v: exit %d: %s", args, code, errOut)
+		}
+		var res struct{ Broker, Limit float64 }
+		if err := json.Unmarshal([]byte(out), &res); err != nil || res.Broker <= 0 || res.Limit <= 0 {
+			t.Fatalf("bench throughput %v --json = %s (%v)", args, out, err)
+		}
+		published += 300 + 1 // and the warm-up event of each run
+		if n := streamLen(t, natsURL, "LOG"); n != published {
+			t.Fatalf("after bench throughput %v the stream holds %d messages, want %d (each event once)", args, n, published)
+		}
+	}
+	code, _, errOut := cliRun(t, "bench", "throughput", "--config", cfg, "--write", "messages")
+	if code != ExitUsage || !strings.Contains(errOut, "--write") {
+		t.Fatalf("--write messages on a polling lane must be a usage error naming --write, got %d: %s", code, errOut)
 	}
 }
