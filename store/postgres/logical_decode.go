@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -175,7 +176,9 @@ func messageRecord(m *pglogrepl.LogicalDecodingMessage) store.Record {
 		err = errors.New("payload and payload_base64 are both set")
 	}
 	if err != nil {
-		rec.Event.Payload = m.Content
+		// A copy: m.Content points into the replication message, which
+		// the next receive overwrites before the dead row is written.
+		rec.Event.Payload = bytes.Clone(m.Content)
 		rec.HeadersErr = fmt.Errorf("logical message at %s: %w", m.LSN, err)
 		sqlcommon.FinishLogRecord(&rec)
 		return rec
