@@ -80,6 +80,9 @@ func Latency(ctx context.Context, s Setup, p LatencyParams) (LatencyResult, erro
 	if pub == nil {
 		pub = Nop{}
 	}
+	if err := s.readyLog(ctx, pub); err != nil {
+		return LatencyResult{}, err
+	}
 	clock := &ackClock{Publisher: pub, acked: map[string]time.Time{}}
 	committed := &commits{at: map[string]time.Time{}}
 	lane := s.lane(clock, 100, 1)
@@ -170,6 +173,9 @@ func IdleCPU(ctx context.Context, s Setup, d time.Duration) (float64, error) {
 	if err := s.prepare(ctx); err != nil {
 		return 0, err
 	}
+	if err := s.readyLog(ctx, Nop{}); err != nil {
+		return 0, err
+	}
 	stop, err := s.startRelay(s.lane(Nop{}, 100, 1), nil)
 	if err != nil {
 		return 0, err
@@ -183,6 +189,16 @@ func IdleCPU(ctx context.Context, s Setup, d time.Duration) (float64, error) {
 	cpu := (cpuTime() - cpu0).Seconds() / time.Since(wall0).Seconds()
 	stop()
 	return cpu, ctx.Err()
+}
+
+// readyLog, for a log lane, makes its slot before a measurement starts
+// (warmUpLog), so that the measured events are read from the log.
+func (s Setup) readyLog(ctx context.Context, pub broker.Publisher) error {
+	ob, err := s.outbox()
+	if err != nil {
+		return err
+	}
+	return s.warmUpLog(ctx, ob, pub, ThroughputParams{Batch: 100, Workers: 1})
 }
 
 // cpuTime is this process's user + system CPU time.

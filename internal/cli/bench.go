@@ -53,9 +53,11 @@ func (a *app) benchCommand() *cobra.Command {
 	lat.Flags().IntVar(&f.rate, "rate", 500, "events per second")
 	lat.Flags().DurationVar(&f.duration, "duration", 10*time.Second, "how long to produce")
 	lat.Flags().StringVar(&f.producer, "producer", "same", "where the producer runs: same (this process) or other (a child process)")
+	sourceFlags(lat, &f)
 	idle := &cobra.Command{Use: "idle", Short: "CPU an idle relay uses, as a share of one core",
 		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return a.benchIdle(cmd.Context(), f) }}
 	idle.Flags().DurationVar(&f.duration, "duration", 10*time.Second, "how long to measure")
+	sourceFlags(idle, &f)
 	produce := &cobra.Command{Use: "produce", Hidden: true, Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.benchProduce(cmd.Context(), f) }}
 	produce.Flags().IntVar(&f.rate, "rate", 500, "events per second")
@@ -76,6 +78,12 @@ func laneFlags(cmd *cobra.Command, f *benchFlags, batch, workers int) {
 	cmd.Flags().IntVar(&f.batch, "batch", batch, "batch_size")
 	cmd.Flags().IntVar(&f.workers, "workers", workers, "workers (concurrency)")
 	cmd.Flags().IntVar(&f.payload, "payload", 1024, "payload bytes")
+	sourceFlags(cmd, f)
+}
+
+// sourceFlags adds the bench lane's source and what it does with
+// delivered rows to cmd.
+func sourceFlags(cmd *cobra.Command, f *benchFlags) {
 	cmd.Flags().StringVar(&f.source, "source", "poll", "the bench lane's source: poll or log (docs/loglanes.md)")
 	cmd.Flags().StringVar(&f.onDelivered, "on-delivered", "mark", "what a log lane does with delivered rows: mark or delete (docs/loglanes.md)")
 }
@@ -224,6 +232,9 @@ func (a *app) benchLatency(ctx context.Context, f benchFlags) error {
 	if f.brokerDelay < 0 {
 		return usagef("--broker-delay must not be negative")
 	}
+	if err := checkLaneFlags(f); err != nil {
+		return err
+	}
 	rt, s, err := a.benchSetup(ctx, f, f.brokerDelay == 0)
 	if err != nil {
 		return err
@@ -232,6 +243,7 @@ func (a *app) benchLatency(ctx context.Context, f benchFlags) error {
 	if f.brokerDelay > 0 {
 		s.Publisher = bench.Delay{Wait: f.brokerDelay}
 	}
+	s.Source, s.OnDelivered = relay.Source(f.source), relay.OnDelivered(f.onDelivered)
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
@@ -250,8 +262,8 @@ func (a *app) benchLatency(ctx context.Context, f benchFlags) error {
 	if f.asJSON {
 		return json.NewEncoder(a.stdout).Encode(res)
 	}
-	fmt.Fprintf(a.stdout, "store %s, %d events/s for %s, producer in %s process: %d events\n",
-		rt.File.Store.Driver, f.rate, f.duration, f.producer, res.Events)
+	fmt.Fprintf(a.stdout, "store %s, %s lane, %d events/s for %s, producer in %s process: %d events\n",
+		rt.File.Store.Driver, f.source, f.rate, f.duration, f.producer, res.Events)
 	fmt.Fprintf(a.stdout, "  commit → ack p50 %s, p99 %s, max %s; relay process CPU %.1f%% of a core\n",
 		res.P50.Round(10*time.Microsecond), res.P99.Round(10*time.Microsecond), res.Max.Round(10*time.Microsecond), res.RelayCPU*100)
 	return nil
@@ -306,11 +318,15 @@ func (a *app) benchProduce(ctx context.Context, f benchFlags) error {
 }
 
 func (a *app) benchIdle(ctx context.Context, f benchFlags) error {
+	if err := checkLaneFlags(f); err != nil {
+		return err
+	}
 	rt, s, err := a.benchSetup(ctx, f, false)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
+	s.Source, s.OnDelivered = relay.Source(f.source), relay.OnDelivered(f.onDelivered)
 	cpu, err := bench.IdleCPU(ctx, s, f.duration)
 	if err != nil {
 		return err
@@ -318,7 +334,8 @@ func (a *app) benchIdle(ctx context.Context, f benchFlags) error {
 	if f.asJSON {
 		return json.NewEncoder(a.stdout).Encode(map[string]float64{"idle_cpu_core_fraction": cpu})
 	}
-	fmt.Fprintf(a.stdout, "store %s: an idle relay used %.2f%% of a core over %s\n", rt.File.Store.Driver, cpu*100, f.duration)
+	fmt.Fprintf(a.stdout, "store %s, %s lane: an idle relay used %.2f%% of a core over %s\n", rt.File.Store.Driver, f.source,
+		cpu*100, f.duration)
 	return nil
 }
 

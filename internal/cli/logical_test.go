@@ -186,4 +186,28 @@ func TestLogicalBenchThroughput(t *testing.T) {
 	if code != ExitUsage || !strings.Contains(errOut, "--write") {
 		t.Fatalf("--write messages on a polling lane must be a usage error naming --write, got %d: %s", code, errOut)
 	}
+	checkLogicalBenchLatencyIdle(t, cfg)
+}
+
+// checkLogicalBenchLatencyIdle: `herald bench latency` and `idle` measure a
+// log lane with --source log, each event produced reaching the broker.
+func checkLogicalBenchLatencyIdle(t *testing.T, cfg string) {
+	t.Helper()
+	code, out, errOut := cliRun(t, "bench", "latency", "--config", cfg, "--source", "log", "--rate", "200",
+		"--duration", "500ms", "--json")
+	var lat struct {
+		Events int
+		P50    time.Duration
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &lat) != nil || lat.Events != 100 || lat.P50 <= 0 {
+		t.Fatalf("bench latency --source log: exit %d, %s%s; want 100 events timed", code, out, errOut)
+	}
+	code, out, errOut = cliRun(t, "bench", "idle", "--config", cfg, "--source", "log", "--duration", "300ms", "--json")
+	if code != 0 || !strings.Contains(out, "idle_cpu_core_fraction") {
+		t.Fatalf("bench idle --source log: exit %d, %s%s", code, out, errOut)
+	}
+	code, _, errOut = cliRun(t, "bench", "latency", "--config", cfg, "--on-delivered", "delete")
+	if code != ExitUsage || !strings.Contains(errOut, "--on-delivered") {
+		t.Fatalf("bench latency --on-delivered delete on a polling lane must be a usage error, got %d: %s", code, errOut)
+	}
 }
