@@ -10,7 +10,11 @@
 #     scripts/bench-peers.sh mysql|postgres [N] [batch] [workers] [rounds]
 # PEERS picks the peers (default "minimal watermill river"; River runs on
 # PostgreSQL only). HERALD_BEFORE, if set, is a second Herald build run in
-# the same rounds (before/after a change). The peers create their own
+# the same rounds (before/after a change). HERALD_MODES lists the Herald
+# lanes to run after each peer (default "poll"): poll, log (a log lane
+# marking delivered rows), log-delete (deleting them) and log-messages
+# (events written with pg_logical_emit_message; PostgreSQL); log lanes need
+# a database with its log on (docs/loglanes.md). The peers create their own
 # tables in the "peers" database; Herald drops and recreates the table
 # HERALD_TABLE names (default herald_bench; give each concurrent run its
 # own) in the database HERALD_DSN names (default: test).
@@ -37,8 +41,21 @@ lanes:
   - {name: bench, table: ${HERALD_TABLE:-herald_bench}, broker: nats, destination: "heraldbench.{topic}"}
 YAML
 rate() { grep -o 'events_per_s=[0-9.]*\|jobs_per_s=[0-9.]*' | head -1 | cut -d= -f2; }
+modes=${HERALD_MODES:-poll}
+mode_flags() {
+  case $1 in
+  poll) ;;
+  log) echo --source log ;;
+  log-delete) echo --source log --on-delivered delete ;;
+  log-messages) echo --source log --write messages ;;
+  *) echo "bench-peers: unknown Herald mode $1" >&2; return 2 ;;
+  esac
+}
+for m in $modes; do mode_flags "$m" >/dev/null; done
+# herald_rate BIN MODE prints the drain rate and the store limit.
 herald_rate() {
-  "$1" --config "$cfg" bench throughput --events "$n" --batch "$b" --workers "$w" --runs 1 --json |
+  # shellcheck disable=SC2046 # the mode's flags are words
+  "$1" --config "$cfg" bench throughput --events "$n" --batch "$b" --workers "$w" --runs 1 --json $(mode_flags "$2") |
     python3 -c 'import json,sys; j=json.load(sys.stdin); print(int(j["Broker"]), int(j["Limit"]))'
 }
 peer_rate() {
@@ -57,9 +74,12 @@ for r in $(seq "$rounds"); do
     for who in herald before; do
       bin=$herald; [ $who = before ] && bin=${HERALD_BEFORE:-}
       [ -n "$bin" ] || continue
-      read -r rate limit < <(herald_rate "$bin")
-      echo "$r $who/$p $rate" | tee -a "$out"
-      echo "$r $who-limit $limit" | tee -a "$out"
+      for m in $modes; do
+        name=$who; [ "$m" = poll ] || name=$who:$m
+        read -r rate limit < <(herald_rate "$bin" "$m")
+        echo "$r $name/$p $rate" | tee -a "$out"
+        echo "$r $name-limit $limit" | tee -a "$out"
+      done
     done
   done
 done
@@ -71,12 +91,13 @@ for line in open(sys.argv[1]):
     runs[name][r] = float(v)
 kind, n, b, w = sys.argv[2:]
 print(f"== {kind} N={n} batch={b} workers={w}: medians (events/s) and Herald's ratios")
-for who in ("herald", "before"):
+whos = list(dict.fromkeys(k.split("/")[0] for k in runs if "/" in k))
+for who in whos:
     lim = runs.get(f"{who}-limit")
     if lim:
         print(f"{who:7} store limit (no-op publisher): median {statistics.median(lim.values()):9.0f}")
 for name in [k for k in runs if "/" not in k and "-limit" not in k]:
-    for who in ("herald", "before"):
+    for who in whos:
         mine = runs.get(f"{who}/{name}")
         if not mine:
             continue
