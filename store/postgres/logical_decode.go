@@ -47,11 +47,7 @@ func (d *decoder) event(m pglogrepl.Message, sc store.Scope) (store.Record, bool
 	default:
 		return rec, false
 	}
-	return rec, d.inScope(rec, sc)
-}
-
-func (d *decoder) inScope(rec store.Record, sc store.Scope) bool {
-	return sqlcommon.LogInScope(rec.Event, sc)
+	return rec, sqlcommon.LogInScope(rec.Event, sc)
 }
 
 // tupleColumns is the columns of a tuple pglogrepl decoded.

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pglogrepl"
 
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
 // tupleColumn is one column of a pgoutput tuple: its kind ('n' null, 'u'
@@ -33,7 +34,7 @@ func (d *decoder) insert(wal []byte, sc store.Scope) (rec store.Record, inScope,
 		return rec, false, true
 	}
 	rec = d.rowRecord(rel, cols)
-	return rec, d.inScope(rec, sc), true
+	return rec, sqlcommon.LogInScope(rec.Event, sc), true
 }
 
 // splitInsert returns the relation id and the columns of an Insert
