@@ -43,8 +43,15 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	// until the commit: with three relays of two workers at batch 500 that
 	// cost a quarter of the throughput. So full batches commit first.
 	async := func() bool { return p.AsyncCommit && len(recs) < p.Limit }
+	key := s.cursorKey(p)
+	from, fromOK := s.cursor(key)
+	var scan pendingScan
 	err = s.inClaimTx(ctx, s.bound.Note(p.Lease), async, func(tx txRunner) error {
-		recs, err = claimTx(ctx, tx, table, p, expired)
+		scan = pendingScan{}
+		if fromOK {
+			scan.from = &from
+		}
+		recs, err = claimTx(ctx, tx, table, p, expired, &scan)
 		if err == nil && len(recs) > 0 {
 			sqlcommon.PauseInClaim(ctx)
 		}
@@ -53,10 +60,20 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	if err != nil {
 		return nil, fmt.Errorf("mysql store: claim from %s: %w", p.Table, err)
 	}
+	s.advanceCursor(key, scan.took, scan.full)
 	return recs, nil
 }
 
-func claimTx(ctx context.Context, tx txRunner, table string, p store.ClaimParams, expired bool) ([]store.Record, error) {
+// pendingScan is a claim's read of pending rows: where it starts (nil: at
+// the beginning; see claimCursor), and what it took, before the claim
+// rewrote the rows' available_at.
+type pendingScan struct {
+	from *claimCursor
+	took []store.Record
+	full bool // it found as many rows as it asked for
+}
+
+func claimTx(ctx context.Context, tx txRunner, table string, p store.ClaimParams, expired bool, scan *pendingScan) ([]store.Record, error) {
 	var recs []store.Record
 	var err error
 	if expired {
@@ -64,11 +81,13 @@ func claimTx(ctx context.Context, tx txRunner, table string, p store.ClaimParams
 			return nil, err
 		}
 	}
-	if len(recs) < p.Limit {
-		ready, err := lockCandidates(ctx, tx, table, store.StatusPending, p, p.Limit-len(recs))
+	if want := p.Limit - len(recs); want > 0 {
+		ready, err := lockPending(ctx, tx, table, p, want, scan.from)
 		if err != nil {
 			return nil, err
 		}
+		scan.took = slices.Clone(ready)
+		scan.full = len(ready) == want
 		recs = append(recs, ready...)
 	}
 	if p.Ordered && len(recs) > 0 {
@@ -141,6 +160,29 @@ func lockCandidates(ctx context.Context, tx txRunner, table string, status store
 		return nil, err
 	}
 	return sqlcommon.ScanClaimed(rows)
+}
+
+// lockPending locks up to limit pending rows that are due, in claim index
+// order after from when from is set (claimCursor), else from the start.
+func lockPending(ctx context.Context, tx txRunner, table string, p store.ClaimParams, limit int, from *claimCursor) ([]store.Record, error) {
+	if from == nil {
+		return lockCandidates(ctx, tx, table, store.StatusPending, p, limit)
+	}
+	q, args := pendingAfterQuery(table, p, limit, *from)
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlcommon.ScanClaimed(rows)
+}
+
+// pendingAfterQuery is candidateQuery for pending rows past the cursor from.
+func pendingAfterQuery(table string, p store.ClaimParams, limit int, from claimCursor) (string, []any) {
+	ix := claimIndexFor(store.StatusPending, p)
+	where, args := candidateWhere(table, ix, p)
+	after, afterArgs := from.after()
+	q := candidateSelect(table, ix.name) + where + after + " ORDER BY " + ix.order + " LIMIT ?" + lockingSuffix
+	return q, append(append(args, afterArgs...), limit)
 }
 
 // lockExpired locks up to p.Limit in-flight rows whose lease ran out, in

@@ -53,8 +53,9 @@ type Store struct {
 	commits sync.WaitGroup
 
 	mu          sync.Mutex
-	nextExpired map[string]time.Time // by scope: when to look for expired leases next
-	peeks       map[string]*sql.Stmt // prepared peeks by query (one per lane scope)
+	nextExpired map[string]time.Time   // by scope: when to look for expired leases next
+	cursors     map[string]claimCursor // by scope: where the next claim may start (cursor.go)
+	peeks       map[string]*sql.Stmt   // prepared peeks by query (one per lane scope)
 }
 
 var _ store.Store = (*Store)(nil)

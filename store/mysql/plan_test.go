@@ -42,6 +42,24 @@ func TestClaimPlans(t *testing.T) {
 	}
 }
 
+// TestClaimPlanAfterCursor checks the claim that goes on from a cursor
+// (cursor.go): off the claim index, in its order, starting at the cursor.
+func TestClaimPlanAfterCursor(t *testing.T) {
+	s, table := planTable(t, "herald_plan_cursor")
+	var at time.Time
+	var id int64
+	if err := s.DB().QueryRow("SELECT available_at, id FROM `"+table+"` WHERE status = 'pending' ORDER BY available_at, id LIMIT 1 OFFSET 500").
+		Scan(&at, &id); err != nil {
+		t.Fatal(err)
+	}
+	p := store.ClaimParams{Scope: store.Scope{Table: table}, Limit: 100}
+	q, args := pendingAfterQuery("`"+table+"`", p, 100, claimCursor{at: at, id: id})
+	key, extra := explain(t, s.DB(), q, args)
+	if key != "claim" || strings.Contains(extra, "filesort") {
+		t.Errorf("claim after a cursor: key %q, extra %q; want key claim and no filesort", key, extra)
+	}
+}
+
 // planTable is a migrated outbox table named after prefix, filled by
 // fillForPlans, on a store closed (and the table dropped) after the test.
 func planTable(t *testing.T, prefix string) (*Store, string) {
