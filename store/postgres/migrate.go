@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
+	"math"
 
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
@@ -65,6 +66,11 @@ func (s *Store) underMigrateLock(ctx context.Context, table string, steps func(t
 // apply runs the migrations of kind for table that herald_migrations does
 // not list yet.
 func apply(ctx context.Context, tx *sql.Tx, kind, table string) error {
+	return applyUpTo(ctx, tx, kind, table, math.MaxInt)
+}
+
+// applyUpTo is apply stopping at version last (tests build old tables).
+func applyUpTo(ctx context.Context, tx *sql.Tx, kind, table string, last int) error {
 	ms, err := sqlcommon.LoadMigrations(migrationFiles, kind)
 	if err != nil {
 		return err
@@ -75,7 +81,7 @@ func apply(ctx context.Context, tx *sql.Tx, kind, table string) error {
 		return err
 	}
 	for _, m := range ms {
-		if m.Version <= current {
+		if m.Version <= current || m.Version > last {
 			continue
 		}
 		for _, stmt := range m.Statements(table) {

@@ -31,7 +31,10 @@ func (s *Store) dialect() *projsql.Dialect {
 		// the time it marks or compares.
 		Now:     "clock_timestamp()",
 		NowPlus: "(clock_timestamp() + ? * interval '1 microsecond')",
-		DurArg:  func(d time.Duration) any { return sqlcommon.Micros(d) },
+		// Retention's cutoff: statement_timestamp() is fixed for the
+		// statement, so the BRIN index on updated_at can bound the scan.
+		CutoffPlus: "(statement_timestamp() + ? * interval '1 microsecond')",
+		DurArg:     func(d time.Duration) any { return sqlcommon.Micros(d) },
 		DiffMS: func(a, b string) string {
 			return "CAST(EXTRACT(EPOCH FROM (" + a + " - " + b + ")) * 1000 AS BIGINT)"
 		},

@@ -75,6 +75,27 @@ func (d *Dialect) Stats(ctx context.Context, table, projection string) ([]store.
 	return out, d.wrap("projection stats", rows.Err())
 }
 
+// stateLiteral returns state as an SQL literal, or an error naming an
+// unknown state. Written into the query rather than bound, so that
+// PostgreSQL can match it to a partial index (one on unfinished rows) in a
+// cached statement's generic plan too.
+func stateLiteral(state store.ProjectionState) (string, error) {
+	switch state {
+	case store.ProjectionProcessing, store.ProjectionFailed, store.ProjectionDone, store.ProjectionDead:
+		return "'" + string(state) + "'", nil
+	}
+	return "", fmt.Errorf("unknown state %q (want processing, failed, done or dead)", state)
+}
+
+// cutoff is the SQL for "now plus the ? argument", for comparing an
+// indexed column with: CutoffPlus where the dialect has one, else NowPlus.
+func (d *Dialect) cutoff() string {
+	if d.CutoffPlus != "" {
+		return d.CutoffPlus
+	}
+	return d.NowPlus
+}
+
 // List implements store.ProjectionStore.ListProjection.
 func (d *Dialect) List(ctx context.Context, p store.ProjectionListParams) ([]store.ProjectionRow, error) {
 	t, err := d.table(p.Table)
@@ -84,13 +105,17 @@ func (d *Dialect) List(ctx context.Context, p store.ProjectionListParams) ([]sto
 	if p.Limit <= 0 {
 		p.Limit = 100
 	}
+	state, err := stateLiteral(p.State)
+	if err != nil {
+		return nil, d.wrap("list projection", err)
+	}
 	due := ""
 	if p.Due {
 		due = " AND (next_attempt_at IS NULL OR next_attempt_at <= " + d.Now + ")"
 	}
 	rows, err := d.DB.QueryContext(ctx, d.q("SELECT tenant, event_id, state, attempts, last_error, event_type, topic, "+
 		"partition_key, headers, payload, "+d.DiffMS(d.Now, "updated_at")+" FROM "+t+
-		" WHERE projection = ? AND state = ?"+due+" ORDER BY updated_at LIMIT ?"), p.Projection, string(p.State), p.Limit)
+		" WHERE projection = ? AND state = "+state+due+" ORDER BY updated_at LIMIT ?"), p.Projection, p.Limit)
 	if err != nil {
 		return nil, d.wrap("list projection", err)
 	}
@@ -171,7 +196,7 @@ func (d *Dialect) Cleanup(ctx context.Context, table, projection string, olderTh
 		return 0, nil
 	}
 	rows, err := d.DB.QueryContext(ctx, d.q("SELECT tenant, event_id FROM "+t+" WHERE projection = ? AND state = 'done' AND "+
-		d.DiffMS(d.Now, "updated_at")+" > ? ORDER BY updated_at LIMIT ?"), projection, olderThan.Milliseconds(), limit)
+		"updated_at < "+d.cutoff()+" ORDER BY updated_at LIMIT ?"), projection, d.DurArg(-olderThan), limit)
 	if err != nil {
 		return 0, d.wrap("cleanup projection", err)
 	}

@@ -34,7 +34,11 @@ type Dialect struct {
 	Now string
 	// NowPlus is the clock plus a duration bound to one ?; DurArg binds it.
 	NowPlus string
-	DurArg  func(time.Duration) any
+	// CutoffPlus is NowPlus with a clock the planner can compare an index
+	// with (fixed for the statement; PostgreSQL's clock_timestamp() is
+	// volatile, so an index cannot bound a column by it). Empty: NowPlus.
+	CutoffPlus string
+	DurArg     func(time.Duration) any
 	// DiffMS returns the expression for a - b in whole milliseconds.
 	DiffMS func(a, b string) string
 	// EpochMS returns the expression for a timestamp column in Unix ms.
