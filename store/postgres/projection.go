@@ -40,6 +40,7 @@ func (s *Store) dialect() *projsql.Dialect {
 		},
 		EpochMS:      func(col string) string { return "CAST(EXTRACT(EPOCH FROM " + col + ") * 1000 AS BIGINT)" },
 		InsertIgnore: " ON CONFLICT DO NOTHING",
+		Duplicate:    isUniqueViolation,
 		ForUpdate:    " FOR UPDATE",
 		Retryable:    projectionRetryable,
 	}
@@ -109,4 +110,10 @@ func (s *Store) ScanOutbox(ctx context.Context, p store.OutboxScanParams) ([]sto
 // ApplyBatch runs several projection steps in one transaction; see store.ProjectionStore.
 func (s *Store) ApplyBatch(ctx context.Context, ps []store.ApplyParams, fn func(tx *sql.Tx, i int) error) ([]store.ApplyResult, error) {
 	return s.dialect().ApplyBatch(ctx, ps, fn)
+}
+
+// isUniqueViolation reports unique_violation (23505).
+func isUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
 }

@@ -46,6 +46,10 @@ type Dialect struct {
 	// InsertIgnore is appended to an INSERT so that an existing key
 	// changes nothing and reports 0 rows affected.
 	InsertIgnore string
+	// Duplicate, when set, reports a unique violation: the batch apply
+	// then inserts its done rows with a plain INSERT and takes that error
+	// to mean "not all new" (see insertDone).
+	Duplicate func(error) bool
 	// ForUpdate locks a selected row ("" where the transaction holds the
 	// whole database, as on SQLite).
 	ForUpdate string
