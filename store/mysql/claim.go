@@ -60,17 +60,18 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	if err != nil {
 		return nil, fmt.Errorf("mysql store: claim from %s: %w", p.Table, err)
 	}
-	s.advanceCursor(key, scan.took, scan.full)
+	s.advanceCursor(key, scan)
 	return recs, nil
 }
 
 // pendingScan is a claim's read of pending rows: where it starts (nil: at
-// the beginning; see claimCursor), and what it took, before the claim
-// rewrote the rows' available_at.
+// the beginning; see claimCursor), where it ended (the last row it took,
+// its available_at read before the claim rewrote it) and whether it found
+// as many rows as it asked for.
 type pendingScan struct {
 	from *claimCursor
-	took []store.Record
-	full bool // it found as many rows as it asked for
+	last claimCursor
+	full bool
 }
 
 func claimTx(ctx context.Context, tx txRunner, table string, p store.ClaimParams, expired bool, scan *pendingScan) ([]store.Record, error) {
@@ -86,8 +87,8 @@ func claimTx(ctx context.Context, tx txRunner, table string, p store.ClaimParams
 		if err != nil {
 			return nil, err
 		}
-		scan.took = slices.Clone(ready)
-		scan.full = len(ready) == want
+		scan.last = lastOf(ready)
+		scan.full = len(ready) > 0 && len(ready) == want
 		recs = append(recs, ready...)
 	}
 	if p.Ordered && len(recs) > 0 {

@@ -62,16 +62,16 @@ func (s *Store) cursor(key string) (claimCursor, bool) {
 	return c, ok
 }
 
-// advanceCursor records where a claim of pending rows ended: after a full
-// claim, the last row it took (the furthest, if claims ran side by side);
+// advanceCursor records where a claim's scan of pending rows ended: after
+// a full one, its last row (the furthest, if claims ran side by side);
 // after a short one, nothing, so that the next claim starts over.
-func (s *Store) advanceCursor(key string, ready []store.Record, full bool) {
+func (s *Store) advanceCursor(key string, scan pendingScan) {
 	if key == "" {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !full || len(ready) == 0 {
+	if !scan.full {
 		delete(s.cursors, key)
 		return
 	}
@@ -79,15 +79,30 @@ func (s *Store) advanceCursor(key string, ready []store.Record, full bool) {
 	if next.until.IsZero() {
 		next.until = time.Now().Add(rescanEvery)
 	}
-	for _, r := range ready {
-		if r.AvailableAt.After(next.at) || r.AvailableAt.Equal(next.at) && r.ID > next.id {
-			next.at, next.id = r.AvailableAt, r.ID
-		}
+	if scan.last.beyond(next) {
+		next.at, next.id = scan.last.at, scan.last.id
 	}
 	if s.cursors == nil {
 		s.cursors = map[string]claimCursor{}
 	}
 	s.cursors[key] = next
+}
+
+// lastOf returns the position of the furthest of recs in claim index
+// order: (available_at, id), available_at as the claim read it.
+func lastOf(recs []store.Record) claimCursor {
+	var last claimCursor
+	for _, r := range recs {
+		if pos := (claimCursor{at: r.AvailableAt, id: r.ID}); pos.beyond(last) {
+			last = pos
+		}
+	}
+	return last
+}
+
+// beyond reports whether c's position comes after o's in index order.
+func (c claimCursor) beyond(o claimCursor) bool {
+	return c.at.After(o.at) || c.at.Equal(o.at) && c.id > o.id
 }
 
 // after is the condition for claim index entries past c, in index order.
