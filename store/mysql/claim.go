@@ -35,7 +35,8 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 		return nil, err
 	}
 	var recs []store.Record
-	expired := s.expiredDue(p)
+	scopeKey := fmt.Sprint(p.Scope)
+	expired := s.expiredDue(p, scopeKey)
 	// A background commit pays off for a partial batch: the claim has
 	// caught up with the queue and the batch's latency is what counts. A
 	// full batch means a backlog, where other claims would have to skip
@@ -43,7 +44,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	// until the commit: with three relays of two workers at batch 500 that
 	// cost a quarter of the throughput. So full batches commit first.
 	async := func() bool { return p.AsyncCommit && len(recs) < p.Limit }
-	key := s.cursorKey(p)
+	key := s.cursorKey(p, scopeKey)
 	from, fromOK := s.cursor(key)
 	var scan pendingScan
 	err = s.inClaimTx(ctx, s.bound.Note(p.Lease), async, func(tx txRunner) error {
@@ -136,9 +137,8 @@ const maxExpiredEvery = time.Second
 // scope, which delays the rescue of a crashed worker's rows by at most that,
 // against leases of several seconds. The interval is on the local clock: it
 // only paces the look; whether a lease ran out is the database's call.
-func (s *Store) expiredDue(p store.ClaimParams) bool {
+func (s *Store) expiredDue(p store.ClaimParams, key string) bool {
 	every := min(maxExpiredEvery, p.Lease/4)
-	key := fmt.Sprint(p.Scope)
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,7 +1,6 @@
 package mysql
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/heraldhq/herald/store"
@@ -38,13 +37,14 @@ type claimCursor struct {
 // rescanEvery bounds how long a claim may go on from a cursor.
 const rescanEvery = time.Second
 
-// cursorKey returns the key of p's cursor, or "" when p's claims read
-// another index than claim or the Store has no pool of its own.
-func (s *Store) cursorKey(p store.ClaimParams) string {
+// cursorKey returns the key of p's cursor (scopeKey, p's scope as text),
+// or "" when p's claims read another index than claim or the Store has no
+// pool of its own.
+func (s *Store) cursorKey(p store.ClaimParams, scopeKey string) string {
 	if s.multi == nil || p.Ordered || p.Tenant != "" {
 		return ""
 	}
-	return fmt.Sprint(p.Scope)
+	return scopeKey
 }
 
 // cursor returns the position p's next claim may start after, if any.

@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/dbtest"
 )
 
 // TestClaimCursorFindsRowsBehindIt: claims under a backlog go on from
@@ -27,7 +25,7 @@ func TestClaimCursorFindsRowsBehindIt(t *testing.T) {
 		{"rescan interval", "interval"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, table := cursorTable(t)
+			s, table := migratedTable(t, "herald_cursor")
 			insertPending(t, s, table, "e", 250, "")
 			claimed := map[int64]bool{}
 			claim := func(want int) []store.Record {
@@ -60,24 +58,6 @@ func TestClaimCursorFindsRowsBehindIt(t *testing.T) {
 			}
 		})
 	}
-}
-
-// cursorTable opens a Store and a migrated table.
-func cursorTable(t *testing.T) (*Store, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := Open(ctx, testenv.MySQLDSN(), Options{})
-	if err != nil {
-		testenv.Unreachable(t, "MySQL/MariaDB", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	table := testenv.Name("herald_cursor")
-	if err := s.Migrate(ctx, table); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dbtest.Drop(s, table) })
-	return s, table
 }
 
 // insertPending writes n pending rows in one statement (so they share one

@@ -64,6 +64,15 @@ func TestClaimPlanAfterCursor(t *testing.T) {
 // fillForPlans, on a store closed (and the table dropped) after the test.
 func planTable(t *testing.T, prefix string) (*Store, string) {
 	t.Helper()
+	s, table := migratedTable(t, prefix)
+	fillForPlans(t, s.DB(), table)
+	return s, table
+}
+
+// migratedTable opens a Store on the test server and migrates a fresh
+// table named after prefix; both go after the test.
+func migratedTable(t *testing.T, prefix string) (*Store, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := Open(ctx, testenv.MySQLDSN(), Options{})
@@ -76,7 +85,6 @@ func planTable(t *testing.T, prefix string) (*Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dbtest.Drop(s, table) })
-	fillForPlans(t, s.DB(), table)
 	return s, table
 }
 

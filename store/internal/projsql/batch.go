@@ -58,8 +58,9 @@ func (d *Dialect) applyNew(ctx context.Context, tables []string, ps []store.Appl
 	return -1, nil, true, nil
 }
 
-// insertDone inserts a done row for each of ps, skipping keys that exist,
-// and returns how many it inserted. Where the dialect reports unique
+// insertDone inserts a done row for each of ps and returns how many it
+// inserted, fewer than len(ps) when a key existed (with InsertIgnore those
+// rows are skipped; with Duplicate nothing is inserted). Where the dialect reports unique
 // violations (Duplicate), it sends a plain INSERT and returns 0 when one
 // key existed: on PostgreSQL, ON CONFLICT makes every row a speculative
 // insertion (an index pre-check, then a confirm record), about a tenth of a
