@@ -49,16 +49,21 @@ func OpenStore(ctx context.Context, f *File, migrate bool) (*Runtime, error) {
 	return rt, nil
 }
 
-// Migrate creates or upgrades every lane's table.
+// Migrate creates or upgrades every lane's table, with the indexes its
+// lanes' claims read (store.MigrateFor; the union over the lanes sharing
+// a table).
 func (rt *Runtime) Migrate(ctx context.Context) error {
-	done := map[string]bool{}
+	uses := map[string]store.TableUse{}
+	var tables []string
 	for _, l := range rt.File.Lanes {
-		if done[l.Table] {
-			continue
+		if _, ok := uses[l.Table]; !ok {
+			tables = append(tables, l.Table)
 		}
-		done[l.Table] = true
-		if err := rt.Store.Migrate(ctx, l.Table); err != nil {
-			return fmt.Errorf("migrate %s: %w", l.Table, err)
+		uses[l.Table] = uses[l.Table].Union(l.TableUse())
+	}
+	for _, t := range tables {
+		if err := store.MigrateFor(ctx, rt.Store, t, uses[t]); err != nil {
+			return fmt.Errorf("migrate %s: %w", t, err)
 		}
 	}
 	return nil

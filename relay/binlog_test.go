@@ -7,6 +7,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker/memory"
 	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/mysql"
 	"github.com/heraldhq/herald/store/mysql/binlog"
 )
@@ -22,7 +23,8 @@ func newBinlogEnv(t *testing.T) (*env, *testenv.MariaDB) {
 	}
 	t.Cleanup(func() { s.Close() })
 	table := "log_outbox"
-	if err := s.Migrate(context.Background(), table); err != nil {
+	// The log lanes of these tests keep per-key order.
+	if err := store.MigrateFor(context.Background(), s, table, store.TableUse{Ordered: true}); err != nil {
 		t.Fatal(err)
 	}
 	ob, err := herald.NewOutbox(herald.OutboxConfig{Table: table, Dialect: s.Dialect()})

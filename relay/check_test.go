@@ -65,7 +65,8 @@ func newServerEnv(t testing.TB, d herald.Dialect) *env {
 		testenv.Unreachable(t, d.String(), err)
 	}
 	table := testenv.Name("checks")
-	if err := s.Migrate(ctx, table); err != nil {
+	// Ordered and fair lanes run on it too.
+	if err := store.MigrateFor(ctx, s, table, store.TableUse{Ordered: true, Tenants: true}); err != nil {
 		s.Close()
 		t.Fatal(err)
 	}

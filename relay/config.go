@@ -301,3 +301,9 @@ func (l Lane) validate() error {
 func (l Lane) Scope() store.Scope {
 	return store.Scope{Table: l.Table, Tenant: l.Tenant, IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes}
 }
+
+// TableUse is what the lane's claims read its table by, beyond a plain
+// lane's claim index (store.UseIndexer): ordered claims, tenant claims.
+func (l Lane) TableUse() store.TableUse {
+	return store.TableUse{Ordered: l.Ordering == OrderingKey, Tenants: l.Tenant != "" || l.FairTenants}
+}

@@ -36,7 +36,10 @@ func (r *Relay) Health() *Health { return r.cfg.Health }
 // Run relays until ctx is cancelled, then shuts down gracefully: no new
 // claims, in-flight publishes finish within their publish_timeout, their
 // outcomes are marked and unpublished rows released. It returns nil after a
-// clean shutdown. Tables must exist (Store.Migrate) before Run.
+// clean shutdown. Tables must exist before Run (Store.Migrate, or
+// store.MigrateFor the lanes' TableUse where an ordered, tenant or fair
+// lane reads them): Run refuses a lane whose table lacks an index its
+// claims read (store.ErrMissingIndex) before any lane starts.
 func (r *Relay) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	// Pauses are known before the first claim; each broker's state is
@@ -49,6 +52,9 @@ func (r *Relay) Run(ctx context.Context) error {
 	// A lane that cannot start stops the lanes started before it.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if err := r.checkIndexes(ctx); err != nil {
+		return err
+	}
 	for _, lane := range r.cfg.Lanes {
 		log := r.cfg.Logger.With(slog.String("lane", lane.Name), slog.String("node", r.cfg.Node))
 		wakeups, stop, err := r.startLane(ctx, lane, log, wg.Go)
@@ -72,6 +78,19 @@ func (r *Relay) Run(ctx context.Context) error {
 	wg.Go(func() { pingAtStart(ctx, r.breakers) })
 	wg.Wait()
 	r.cfg.Logger.Info("relay stopped", slog.String("node", r.cfg.Node))
+	return nil
+}
+
+// checkIndexes refuses lanes whose tables lack an index their claims read
+// (store.UseIndexer: MySQL tables carry the ordered and tenant indexes only
+// for lanes that read them), before any lane starts: otherwise the lane's
+// every claim would fail.
+func (r *Relay) checkIndexes(ctx context.Context) error {
+	for _, lane := range r.cfg.Lanes {
+		if err := store.CheckIndexes(ctx, r.cfg.Store, lane.Table, lane.TableUse(), fmt.Sprintf("lane %q", lane.Name)); err != nil {
+			return fmt.Errorf("relay: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -81,7 +81,8 @@ func NewLoad(t testing.TB, n, keys int) *Load {
 	t.Helper()
 	ctx := context.Background()
 	s := projectortest.SQLite(filepath.Join(t.TempDir(), "outbox.db"))(t)
-	if err := s.Migrate(ctx, Table); err != nil {
+	// Its lanes may keep per-key order (Lane).
+	if err := store.MigrateFor(ctx, s, Table, store.TableUse{Ordered: true}); err != nil {
 		t.Fatal(err)
 	}
 	ob, err := herald.NewOutbox(herald.OutboxConfig{Table: Table, Dialect: s.Dialect()})

@@ -59,6 +59,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 		return err
 	})
 	if err != nil {
+		err = explainMissingIndex(err, p.Table, store.TableUse{Ordered: p.Ordered, Tenants: p.Tenant != ""})
 		return nil, fmt.Errorf("mysql store: claim from %s: %w", p.Table, err)
 	}
 	s.advanceCursor(key, scan)

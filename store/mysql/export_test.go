@@ -42,7 +42,7 @@ func (s *Store) MigrateTo(ctx context.Context, table string, v int) error {
 		if err := apply(ctx, conn, "herald", locksTable); err != nil {
 			return err
 		}
-		return applyUpTo(ctx, conn, "outbox", table, v)
+		return applyUpTo(ctx, conn, "outbox", table, v, store.TableUse{})
 	})
 }
 

@@ -39,6 +39,7 @@ func (s *Store) ClaimableTenants(ctx context.Context, sc store.Scope, limit int)
 	}
 	tenants, err := s.walkTenants(ctx, table, sc, limit)
 	if err != nil {
+		err = explainMissingIndex(err, sc.Table, store.TableUse{Tenants: true})
 		return nil, fmt.Errorf("mysql store: claimable tenants of %s: %w", sc.Table, err)
 	}
 	return tenants, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
@@ -25,22 +26,13 @@ const locksTable = "herald_locks"
 const migrateLock = "herald_migrate"
 
 // Migrate creates or upgrades table and Herald's own tables to the latest
-// version. Concurrent callers (several relays starting at once) wait for
-// each other on a named lock; each version is applied once, recorded in
-// herald_migrations keyed by (table_name, version).
+// version, for plain lanes: version 5 drops the indexes of ordered and
+// tenant claims (MigrateFor keeps or adds them). Concurrent callers
+// (several relays starting at once) wait for each other on a named lock;
+// each version is applied once, recorded in herald_migrations keyed by
+// (table_name, version).
 func (s *Store) Migrate(ctx context.Context, table string) error {
-	if _, err := quote(table); err != nil {
-		return err
-	}
-	if err := CheckVersion(ctx, s.db); err != nil {
-		return err
-	}
-	return s.underMigrateLock(ctx, func(conn *sql.Conn) error {
-		if err := apply(ctx, conn, "herald", locksTable); err != nil {
-			return err
-		}
-		return apply(ctx, conn, "outbox", table)
-	})
+	return s.MigrateFor(ctx, table, store.TableUse{})
 }
 
 // underMigrateLock runs steps on one connection that holds the migration
@@ -73,12 +65,18 @@ func (s *Store) underMigrateLock(ctx context.Context, steps func(conn *sql.Conn)
 // appliedBefore), so a crash between a DDL and its record only repeats
 // harmless work.
 func apply(ctx context.Context, conn *sql.Conn, kind, table string) error {
-	return applyUpTo(ctx, conn, kind, table, math.MaxInt)
+	return applyUpTo(ctx, conn, kind, table, math.MaxInt, store.TableUse{})
 }
 
-// applyUpTo is apply that stops after version upTo (tests build older
-// tables with it, to upgrade them).
-func applyUpTo(ctx context.Context, conn *sql.Conn, kind, table string, upTo int) error {
+// applyKeeping is apply that leaves the indexes lanes of use read where a
+// migration drops them (version 5).
+func applyKeeping(ctx context.Context, conn *sql.Conn, kind, table string, use store.TableUse) error {
+	return applyUpTo(ctx, conn, kind, table, math.MaxInt, use)
+}
+
+// applyUpTo is applyKeeping that stops after version upTo (tests build
+// older tables with it, to upgrade them).
+func applyUpTo(ctx context.Context, conn *sql.Conn, kind, table string, upTo int, use store.TableUse) error {
 	ms, err := sqlcommon.LoadMigrations(migrationFiles, kind)
 	if err != nil {
 		return fmt.Errorf("mysql store: %w", err)
@@ -93,6 +91,9 @@ func applyUpTo(ctx context.Context, conn *sql.Conn, kind, table string, upTo int
 			continue
 		}
 		for _, stmt := range m.Statements(table) {
+			if keeps(stmt, use) {
+				continue
+			}
 			if _, err := conn.ExecContext(ctx, stmt); err != nil && !appliedBefore(stmt, err) {
 				return fmt.Errorf("mysql store: migrate %s to version %d: %w", table, m.Version, err)
 			}
@@ -105,16 +106,18 @@ func applyUpTo(ctx context.Context, conn *sql.Conn, kind, table string, upTo int
 	return nil
 }
 
-// The server's errors for ADD COLUMN of a column that exists and for a
-// column that does not exist.
+// The server's errors for ADD COLUMN of a column that exists, for a
+// column that does not exist and for DROP INDEX of an index that does not.
 const (
-	erDupFieldName = 1060
-	erBadFieldName = 1054
+	erDupFieldName       = 1060
+	erBadFieldName       = 1054
+	erCantDropFieldOrKey = 1091
 )
 
 // appliedBefore reports whether err says that stmt's change is already
-// there: an ALTER that adds columns which exist, or one that renames
-// columns which are gone (renamed). MySQL 8 has no ADD COLUMN IF NOT
+// there: an ALTER that adds columns which exist, one that renames
+// columns which are gone (renamed), or one that drops an index which is
+// gone (each version 5 statement drops one). MySQL 8 has no ADD COLUMN IF NOT
 // EXISTS, and an ALTER is atomic on the servers Herald supports (MariaDB
 // 10.6+, MySQL 8), so the columns exist (or are gone) only if a run that
 // crashed before recording its version made the whole statement.
@@ -123,5 +126,13 @@ func appliedBefore(stmt string, err error) bool {
 	if !errors.As(err, &me) {
 		return false
 	}
-	return me.Number == erDupFieldName || me.Number == erBadFieldName && strings.Contains(stmt, "RENAME COLUMN")
+	switch me.Number {
+	case erDupFieldName:
+		return true
+	case erBadFieldName:
+		return strings.Contains(stmt, "RENAME COLUMN")
+	case erCantDropFieldOrKey:
+		return strings.Contains(stmt, "DROP INDEX")
+	}
+	return false
 }

@@ -21,15 +21,36 @@ import (
 // changes over its life, as text.
 type rowState struct{ status, attempts, lastError, owner, token, receipt, availableAt, deliveredAt string }
 
+// everyUse is what a table read by ordered and tenant lanes is migrated for.
+var everyUse = store.TableUse{Ordered: true, Tenants: true}
+
 // TestUpgradeToReadyColumns upgrades a version-1 table (see testUpgrade).
-func TestUpgradeToReadyColumns(t *testing.T) { testUpgrade(t, 1) }
+func TestUpgradeToReadyColumns(t *testing.T) { testUpgrade(t, 1, everyUse) }
 
 // TestUpgradeToFixedMarks upgrades a version-2 table (see testUpgrade).
-func TestUpgradeToFixedMarks(t *testing.T) { testUpgrade(t, 2) }
+func TestUpgradeToFixedMarks(t *testing.T) { testUpgrade(t, 2, everyUse) }
 
 // TestUpgradeToFixedClaims upgrades a version-3 table (see testUpgrade),
 // then checks that a row inserted after it is claimed at its stored size.
-func TestUpgradeToFixedClaims(t *testing.T) { testUpgrade(t, 3) }
+func TestUpgradeToFixedClaims(t *testing.T) { testUpgrade(t, 3, everyUse) }
+
+// TestUpgradeToLaneIndexes upgrades a version-4 table for plain lanes
+// only: version 5 drops the ordered and tenant indexes, ordered and
+// tenant claims are refused naming what is missing (see testUpgrade), and
+// MigrateFor then adds the indexes back while claims go on.
+func TestUpgradeToLaneIndexes(t *testing.T) {
+	s, table := testUpgrade(t, 4, store.TableUse{})
+	addIndexesUnderClaims(t, s, table)
+}
+
+// TestUpgradeToLaneIndexesKeeping upgrades a version-4 table for ordered
+// lanes: version 5 keeps their indexes and drops the tenant one.
+func TestUpgradeToLaneIndexesKeeping(t *testing.T) {
+	s, table := testUpgrade(t, 4, store.TableUse{Ordered: true})
+	if got := indexes(t, s, table); !slices.Equal(got, []string{"PRIMARY", "claim", "event_id", "key_order", "ordered_claim"}) {
+		t.Errorf("indexes after the upgrade for ordered lanes: %v", got)
+	}
+}
 
 // testUpgrade builds a table at version from holding rows in every state
 // (pending, delayed, retryable, claimed, delivered with a receipt, dead; of
@@ -40,13 +61,15 @@ func TestUpgradeToFixedClaims(t *testing.T) { testUpgrade(t, 3) }
 // indexes) find the ready rows and skip the others, dead rows list, the
 // delivered row replays and is delivered again with its new time and
 // receipt. The delivered row is marked as the build of its version did
-// (version 3 moved receipt and delivered_at).
-func testUpgrade(t *testing.T, from int) {
+// (version 3 moved receipt and delivered_at). The upgrade is MigrateFor
+// use: claims that need an index use lacks must fail with
+// store.ErrMissingIndex. It returns the store and the upgraded table.
+func testUpgrade(t *testing.T, from int, use store.TableUse) (*mysql.Store, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s := openStore(t)
 	table := testenv.Name("herald_up")
-	defer dbtest.Drop(s, table)
+	t.Cleanup(func() { dbtest.Drop(s, table) })
 	if err := s.MigrateTo(ctx, table, from); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +136,7 @@ VALUES (?, ?, ?, 'orders', 'OrderPlaced', '{}', UTC_TIMESTAMP(6) + INTERVAL `+de
 			live = append(live, id)
 		}
 	})
-	err = s.Migrate(ctx, table)
+	err = s.MigrateFor(ctx, table, use)
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -131,7 +154,7 @@ VALUES (?, ?, ?, 'orders', 'OrderPlaced', '{}', UTC_TIMESTAMP(6) + INTERVAL `+de
 		}
 	}
 	t.Logf("%d rows inserted during the upgrade", len(live))
-	checkUpgradedOperations(ctx, t, s, table, byName["claimed"])
+	checkUpgradedOperations(ctx, t, s, table, byName["claimed"], use)
 	checkRedelivery(ctx, t, s, table, before["delivered"])
 	checkClaimKeepsSize(ctx, t, s, table)
 	// A crash after the ALTERs but before the version was recorded: the
@@ -140,14 +163,15 @@ VALUES (?, ?, ?, 'orders', 'OrderPlaced', '{}', UTC_TIMESTAMP(6) + INTERVAL `+de
 	if _, err := s.DB().ExecContext(ctx, "DELETE FROM herald_migrations WHERE table_name = ? AND version > ?", table, from); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Migrate(ctx, table); err != nil {
+	if err := s.MigrateFor(ctx, table, use); err != nil {
 		t.Errorf("upgrade again after a crash before its record: %v", err)
 	}
+	return s, table
 }
 
 // checkUpgradedOperations runs the relay's operations on the upgraded
 // table of TestUpgradeToReadyColumns.
-func checkUpgradedOperations(ctx context.Context, t *testing.T, s *mysql.Store, table string, claimedID int64) {
+func checkUpgradedOperations(ctx context.Context, t *testing.T, s *mysql.Store, table string, claimedID int64, use store.TableUse) {
 	t.Helper()
 	if lost, err := s.Complete(ctx, store.Fence{Table: table, Token: 12}, []store.Delivery{{ID: claimedID}}); err != nil || len(lost) != 1 {
 		t.Errorf("complete under a stale token after the upgrade: lost %v, %v; want the row lost", lost, err)
@@ -159,6 +183,13 @@ func checkUpgradedOperations(ctx context.Context, t *testing.T, s *mysql.Store, 
 		t.Helper()
 		p.Table, p.Owner, p.Lease, p.Limit = table, "w2", time.Minute, 100
 		recs, err := s.Claim(ctx, p)
+		if needs := (store.TableUse{Ordered: p.Ordered, Tenants: p.Tenant != ""}); needs.Union(use) != use {
+			// A table migrated without the index this claim reads.
+			if !errors.Is(err, store.ErrMissingIndex) {
+				t.Errorf("claim for %s on a table migrated for %s: %d rows, %v; want store.ErrMissingIndex", needs, use, len(recs), err)
+			}
+			return nil
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,12 +200,15 @@ func checkUpgradedOperations(ctx context.Context, t *testing.T, s *mysql.Store, 
 		slices.Sort(ids)
 		return ids
 	}
-	if got := claimIDs(store.ClaimParams{Scope: store.Scope{Tenant: "t1"}, Token: 21}); !slices.Equal(got, []string{"tenant"}) {
+	if got := claimIDs(store.ClaimParams{Scope: store.Scope{Tenant: "t1"}, Token: 21}); use.Tenants && !slices.Equal(got, []string{"tenant"}) {
 		t.Errorf("tenant claim after the upgrade: %v, want [tenant]", got)
 	}
 	// keyed-after waits behind keyed-delayed, its key's earlier row.
 	want := []string{"keyed", "pending", "retryable"}
-	if got := claimIDs(store.ClaimParams{Ordered: true, Token: 22}); !slices.Equal(got, want) {
+	if !use.Tenants {
+		want = append(want, "tenant") // the tenant claim above was refused
+	}
+	if got := claimIDs(store.ClaimParams{Ordered: true, Token: 22}); use.Ordered && !slices.Equal(got, want) {
 		t.Errorf("ordered claim after the upgrade: %v, want %v", got, want)
 	}
 	dead, err := s.List(ctx, store.ListParams{Scope: store.Scope{Table: table}, Status: store.StatusDead, Limit: 10})

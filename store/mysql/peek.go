@@ -24,6 +24,7 @@ func (s *Store) Ready(ctx context.Context, sc store.Scope) (bool, error) {
 	args = append(ix.args, args...)
 	st, err := s.peekStmt(ctx, q)
 	if err != nil {
+		err = explainMissingIndex(err, sc.Table, store.TableUse{Tenants: sc.Tenant != ""})
 		return false, fmt.Errorf("mysql store: peek at %s: %w", sc.Table, err)
 	}
 	var one int

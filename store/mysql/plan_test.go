@@ -70,7 +70,7 @@ func planTable(t *testing.T, prefix string) (*Store, string) {
 }
 
 // migratedTable opens a Store on the test server and migrates a fresh
-// table named after prefix; both go after the test.
+// table named after prefix, for every kind of lane; both go after the test.
 func migratedTable(t *testing.T, prefix string) (*Store, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -81,7 +81,8 @@ func migratedTable(t *testing.T, prefix string) (*Store, string) {
 	}
 	t.Cleanup(func() { s.Close() })
 	table := testenv.Name(prefix)
-	if err := s.Migrate(ctx, table); err != nil {
+	// With the ordered and tenant indexes: the plans of every claim are checked.
+	if err := s.MigrateFor(ctx, table, store.TableUse{Ordered: true, Tenants: true}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dbtest.Drop(s, table) })

@@ -85,8 +85,9 @@ func newHarness(t *testing.T, open Opener) *harness {
 	t.Cleanup(cancel)
 	s := open(t)
 	table := randomName("herald_t")
-	if err := s.Migrate(ctx, table); err != nil {
-		t.Fatalf("[migrate] Migrate(%s): %v", table, err)
+	// Every kind of claim runs on this table: ordered, tenant, fair.
+	if err := store.MigrateFor(ctx, s, table, store.TableUse{Ordered: true, Tenants: true}); err != nil {
+		t.Fatalf("[migrate] MigrateFor(%s): %v", table, err)
 	}
 	ob, err := herald.NewOutbox(herald.OutboxConfig{Dialect: s.Dialect(), Table: table})
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 func BenchOrdered(b *testing.B, s store.Store, keys, size int) {
 	ctx := context.Background()
 	table := testenv.Name("herald_bo")
-	if err := s.Migrate(ctx, table); err != nil {
+	if err := store.MigrateFor(ctx, s, table, store.TableUse{Ordered: true}); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { Drop(s, table) })

@@ -39,12 +39,12 @@ func Drop(s store.Store, table string) {
 	_, _ = s.DB().Exec(Bind(s, "DELETE FROM herald_migrations WHERE table_name = ?"), table)
 }
 
-// Migrated returns a fresh table named after prefix, migrated on s and
-// dropped when the test ends.
+// Migrated returns a fresh table named after prefix, migrated on s for
+// every kind of lane (store.MigrateFor) and dropped when the test ends.
 func Migrated(t *testing.T, s store.Store, prefix string) string {
 	t.Helper()
 	table := testenv.Name(prefix)
-	if err := s.Migrate(context.Background(), table); err != nil {
+	if err := store.MigrateFor(context.Background(), s, table, store.TableUse{Ordered: true, Tenants: true}); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
 	t.Cleanup(func() { Drop(s, table) })

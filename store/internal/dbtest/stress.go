@@ -44,7 +44,7 @@ func Stress(t *testing.T, open Opener, ordered bool) {
 	defer cancel()
 	stores := []store.Store{open(t), open(t)}
 	table := testenv.Name("herald_stress")
-	if err := stores[0].Migrate(ctx, table); err != nil {
+	if err := store.MigrateFor(ctx, stores[0], table, store.TableUse{Ordered: ordered}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { Drop(stores[0], table) })
