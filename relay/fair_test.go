@@ -122,6 +122,9 @@ func measureFair(t testing.TB, e *env, fair bool, perSecond int) fairRun {
 	if perSecond > 0 {
 		wg.Go(func() { e.trickle(ctx, "small", perSecond, clock) })
 	}
+	// A wait that fails the test ends it here too: the trickle must not
+	// outlive it (cancel and Wait are no-ops the second time).
+	defer func() { cancel(); wg.Wait() }()
 	// The drain is waited for on the broker first: counting the backlog's
 	// states (Stats) reads every row of the big tenant, 85–150 ms at
 	// 200,000 rows, and polled every 5 ms it kept one database backend

@@ -136,7 +136,15 @@ func (e *env) run(r *running, cfg Config) *running {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
-	go func() { r.done <- rl.Run(ctx) }()
+	go func() {
+		err := rl.Run(ctx)
+		if err != nil && ctx.Err() == nil {
+			// Before the test stopped it: fail the test, whose waits
+			// (testenv.WaitFor) then give up instead of running out.
+			e.t.Errorf("relay stopped by itself: %v", err)
+		}
+		r.done <- err
+	}()
 	e.t.Cleanup(r.stop)
 	return r
 }
