@@ -131,9 +131,8 @@ func (a *App) Config() Config { return a.cfg }
 // application's tables. It is safe to run repeatedly. The room table gets
 // the indexes of ordered claims (its lane keeps each room's order).
 func (a *App) Migrate(ctx context.Context) error {
-	uses := map[string]store.TableUse{a.cfg.RoomTable: {Ordered: true}}
 	for _, t := range []string{a.cfg.WalletTable, a.cfg.RoomTable, a.cfg.RobotTable} {
-		if err := store.MigrateFor(ctx, a.cfg.Store, t, uses[t]); err != nil {
+		if err := store.MigrateFor(ctx, a.cfg.Store, t, store.TableUse{Ordered: t == a.cfg.RoomTable}); err != nil {
 			return fmt.Errorf("giftwall: migrate %s: %w", t, err)
 		}
 	}

@@ -68,14 +68,9 @@ func apply(ctx context.Context, conn *sql.Conn, kind, table string) error {
 	return applyUpTo(ctx, conn, kind, table, math.MaxInt, store.TableUse{})
 }
 
-// applyKeeping is apply that leaves the indexes lanes of use read where a
-// migration drops them (version 5).
-func applyKeeping(ctx context.Context, conn *sql.Conn, kind, table string, use store.TableUse) error {
-	return applyUpTo(ctx, conn, kind, table, math.MaxInt, use)
-}
-
-// applyUpTo is applyKeeping that stops after version upTo (tests build
-// older tables with it, to upgrade them).
+// applyUpTo is apply that stops after version upTo (tests build older
+// tables with it, to upgrade them) and leaves the indexes lanes of use
+// read where a migration drops them (version 5; MigrateFor).
 func applyUpTo(ctx context.Context, conn *sql.Conn, kind, table string, upTo int, use store.TableUse) error {
 	ms, err := sqlcommon.LoadMigrations(migrationFiles, kind)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -61,7 +62,7 @@ func (s *Store) MigrateFor(ctx context.Context, table string, use store.TableUse
 		if err := apply(ctx, conn, "herald", locksTable); err != nil {
 			return err
 		}
-		if err := applyKeeping(ctx, conn, "outbox", table, use); err != nil {
+		if err := applyUpTo(ctx, conn, "outbox", table, math.MaxInt, use); err != nil {
 			return err
 		}
 		return addIndexes(ctx, conn, table, quoted, use)
@@ -78,12 +79,21 @@ func (s *Store) MissingIndexes(ctx context.Context, table string, use store.Tabl
 		return nil, fmt.Errorf("mysql store: indexes of %s: %w", table, err)
 	}
 	var missing []string
-	for _, ix := range neededIndexes(use) {
-		if !have[ix.name] {
-			missing = append(missing, ix.name)
-		}
+	for _, ix := range lacking(have, use) {
+		missing = append(missing, ix.name)
 	}
 	return missing, nil
+}
+
+// lacking returns the indexes use needs that are not in have.
+func lacking(have map[string]bool, use store.TableUse) []useIndex {
+	var out []useIndex
+	for _, ix := range neededIndexes(use) {
+		if !have[ix.name] {
+			out = append(out, ix)
+		}
+	}
+	return out
 }
 
 // addIndexes adds the indexes use needs that table lacks, in one online
@@ -96,10 +106,8 @@ func addIndexes(ctx context.Context, conn *sql.Conn, table, quoted string, use s
 		return fmt.Errorf("mysql store: indexes of %s: %w", table, err)
 	}
 	var adds []string
-	for _, ix := range neededIndexes(use) {
-		if !have[ix.name] {
-			adds = append(adds, "ADD INDEX "+ix.name+" ("+ix.columns+")")
-		}
+	for _, ix := range lacking(have, use) {
+		adds = append(adds, "ADD INDEX "+ix.name+" ("+ix.columns+")")
 	}
 	if len(adds) == 0 {
 		return nil
