@@ -37,7 +37,7 @@ func NewStoresMetrics(reg prometheus.Registerer, stores []StoreLanes) (*Metrics,
 	m := &Metrics{
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_relay_events_total",
-			Help: "Events this process's workers handled, by lane and outcome (claimed, delivered, retried, dead, discarded, released, lost, duplicate).",
+			Help: "Events this process's workers handled, by lane and outcome (claimed, delivered, retried, dead, discarded, released, lost, duplicate; on log lanes also stranded: rows the log passed without settling, handed to the polling workers, and mark_gone: delivered rows deleted before their mark).",
 		}, []string{"lane", "outcome"}),
 		steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "herald_relay_step_seconds",
@@ -72,12 +72,16 @@ func (m *Metrics) BatchDone(s relay.BatchStats) {
 	}{
 		{"claimed", s.Claimed}, {"delivered", s.Delivered}, {"retried", s.Retried}, {"dead", s.Dead},
 		{"discarded", s.Discarded}, {"released", s.Released}, {"lost", s.Lost}, {"duplicate", s.Duplicates},
+		{"stranded", s.Stranded}, {"mark_gone", s.MarksGone},
 	} {
 		m.events.WithLabelValues(s.Lane, o.name).Add(float64(o.n))
 	}
 	c := m.counts(s.Lane)
 	c.delivered.Add(int64(s.Delivered))
 	c.dead.Add(int64(s.Dead))
+	if s.Claimed == 0 {
+		return // a log lane's marks or stray check: no pass to time
+	}
 	m.steps.WithLabelValues(s.Lane, "claim").Observe(s.Claim.Seconds())
 	m.steps.WithLabelValues(s.Lane, "publish").Observe(s.Publish.Seconds())
 	m.steps.WithLabelValues(s.Lane, "mark").Observe(s.Mark.Seconds())

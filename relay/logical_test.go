@@ -15,10 +15,10 @@ import (
 )
 
 // newLogicalEnv is an env on a PostgreSQL of the test's own with
-// wal_level=logical.
-func newLogicalEnv(t *testing.T) (*env, *testenv.Postgres) {
+// wal_level=logical and the extra settings.
+func newLogicalEnv(t *testing.T, settings ...string) (*env, *testenv.Postgres) {
 	t.Helper()
-	pg, dsn := testenv.NewLogicalPostgres(t)
+	pg, dsn := testenv.NewLogicalPostgres(t, settings...)
 	s, err := postgres.Open(context.Background(), dsn, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -260,4 +260,40 @@ func logDeletesDelivered(t *testing.T, e *env) {
 	if got := order(e.pub, "kd"); got != "d-000 d-001 d-002 d-003 d-004 d-005 d-006 d-007 d-008 d-009" {
 		t.Fatalf("key kd arrived as %s", got)
 	}
+}
+
+// Rule (issue: delivered log events left pending for ever): the walsender
+// can send a transaction before other sessions see its rows. The lane
+// publishes it then, and its row is still marked delivered by the log lane
+// (not handed over, not left pending) once the transaction is visible.
+// Before the fix the marker ran in that window, its UPDATE matched nothing
+// and the journal entry was dropped: the row stayed pending for ever.
+func TestLogicalLaneMarksCommitSeenLate(t *testing.T) {
+	e, _ := newLogicalEnv(t, testenv.CommitTrap...)
+	e.startLog(func(l *Lane) { l.Ordering, l.PollInterval = OrderingNone, 50*time.Millisecond })
+	var flushed string
+	tc := testenv.TrapCommit(t, e.store.DB(), []string{`INSERT INTO ` + e.table +
+		` (event_id, topic, event_type, payload) VALUES ('late', 't', 'T', '{}')`})
+	if err := e.store.DB().QueryRow("SELECT pg_current_wal_flush_lsn()::text").Scan(&flushed); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the trapped event published", func() bool { return order(e.pub, "") == "late" })
+	// Give the marker its turn: before the fix the position passed the
+	// commit and the mark was applied (and lost) within milliseconds; now
+	// the position waits for the commit to be visible.
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		var passed bool
+		err := e.store.DB().QueryRow(`SELECT position >= $1::pg_lsn - '0/0'::pg_lsn AND NOT EXISTS (SELECT 1 FROM herald_log_marks)
+FROM herald_log_lanes WHERE lane = 'test'`, flushed).Scan(&passed)
+		if err == nil && passed {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tc.Release(t)
+	waitFor(t, 30*time.Second, "the row marked delivered by the log lane", func() bool {
+		rec := e.get("late")
+		return rec.Status == store.StatusDelivered && rec.LeaseOwner == ""
+	})
 }

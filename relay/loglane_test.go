@@ -36,11 +36,16 @@ type fakeLog struct {
 	handedOver map[string]store.LogFailure
 }
 
-func (f *fakeLog) CheckLog(context.Context) error                                     { return nil }
-func (f *fakeLog) LogRequirements(context.Context) []string                           { return nil }
-func (f *fakeLog) OpenLog(context.Context, store.LogParams) (store.LogStream, error)  { return f, nil }
-func (f *fakeLog) ApplyMarks(context.Context, string, string, int, bool) (int, error) { return 0, nil }
-func (f *fakeLog) Close() error                                                       { return nil }
+func (f *fakeLog) CheckLog(context.Context) error                                    { return nil }
+func (f *fakeLog) LogRequirements(context.Context) []string                          { return nil }
+func (f *fakeLog) OpenLog(context.Context, store.LogParams) (store.LogStream, error) { return f, nil }
+func (f *fakeLog) ApplyMarks(context.Context, string, string, int, bool) (store.MarksApplied, error) {
+	return store.MarksApplied{}, nil
+}
+func (f *fakeLog) Strays(_ context.Context, _ string, _ store.Scope, p store.StrayProbe, _ int) (store.StrayProbe, []int64, error) {
+	return p, nil, nil
+}
+func (f *fakeLog) Close() error { return nil }
 
 func (f *fakeLog) HandOver(_ context.Context, _, _ string, fs []store.LogFailure) error {
 	f.mu.Lock()

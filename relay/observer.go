@@ -16,6 +16,13 @@ type BatchStats struct {
 	Lost int
 	// Duplicates counts deliveries the broker reported as duplicates.
 	Duplicates int
+	// Stranded counts, on log lanes, rows the log had passed without
+	// settling them, found by the stray check and handed to the polling
+	// workers (LogReader.Strays).
+	Stranded int
+	// MarksGone counts, on log lanes, delivered rows that were no longer in
+	// the table when their mark was applied (deleted before it).
+	MarksGone int
 	// Claim, Publish and Mark are how long each step took.
 	Claim, Publish, Mark time.Duration
 	// CommitToAck holds, for each delivered event, the time from when it
@@ -28,7 +35,8 @@ type BatchStats struct {
 	CommitToAck []time.Duration
 }
 
-// Observer is told about every pass that claimed something, for metrics and
+// Observer is told about every pass that claimed something (and about a
+// log lane's marks and stray checks that found something), for metrics and
 // tests. Its methods must be quick and safe for concurrent use.
 type Observer interface {
 	BatchDone(BatchStats)

@@ -122,30 +122,82 @@ func (rc *recorder) close() {
 // logMarkBatches is how many journaled batches one ApplyMarks takes.
 const logMarkBatches = 8
 
+// strayEvery is how many poll intervals pass between two stray checks
+// (LogReader.Strays), and strayLimit how many rows one samples.
+const (
+	strayEvery = 10
+	strayLimit = 1000
+)
+
 // runMarker applies the lane's journaled marks (LogReader.ApplyMarks) after
 // each recorded batch and every poll interval, until ctx ends: off the hot
 // path, so that status, dead, the dashboard and retention see delivered
-// rows as on a polling lane. Failures are logged once and retried.
+// rows as on a polling lane. Every strayEvery intervals it also runs the
+// stray check. Failures are logged once and retried.
 func runMarker(ctx context.Context, lr store.LogReader, w *worker, recorded <-chan struct{}) {
 	t := time.NewTicker(w.lane.PollInterval)
 	defer t.Stop()
-	failing := false
-	for {
-		for ctx.Err() == nil {
-			n, err := lr.ApplyMarks(ctx, w.lane.Table, w.lane.Name, logMarkBatches, w.lane.OnDelivered == OnDeliveredDelete)
-			if err != nil && ctx.Err() == nil && !failing {
-				w.log.Warn("cannot mark log events delivered yet; retrying (they are published)", slog.String("error", err.Error()))
-			}
-			failing = err != nil
-			if err != nil || n < logMarkBatches {
-				break
-			}
-		}
+	m := marker{lr: lr, w: w}
+	for ticks := 0; ; {
+		m.applyAll(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-recorded:
 		case <-t.C:
+			if ticks++; ticks%strayEvery == 0 {
+				m.checkStrays(ctx)
+			}
 		}
 	}
+}
+
+// marker is runMarker's state: the failures already logged and the stray
+// check's probe.
+type marker struct {
+	lr           store.LogReader
+	w            *worker
+	failing      bool
+	strayFailing bool
+	probe        store.StrayProbe
+}
+
+// applyAll applies journaled batches until fewer than logMarkBatches are
+// left or ApplyMarks fails.
+func (m *marker) applyAll(ctx context.Context) {
+	lane := m.w.lane
+	for ctx.Err() == nil {
+		res, err := m.lr.ApplyMarks(ctx, lane.Table, lane.Name, logMarkBatches, lane.OnDelivered == OnDeliveredDelete)
+		if err != nil && ctx.Err() == nil && !m.failing {
+			m.w.log.Warn("cannot mark log events delivered yet; retrying (they are published)", slog.String("error", err.Error()))
+		}
+		m.failing = err != nil
+		if res.Gone > 0 {
+			m.w.log.Info("delivered log events whose rows were deleted before their mark", slog.Int("rows", res.Gone))
+			m.w.obs.BatchDone(BatchStats{Lane: lane.Name, Worker: m.w.id, MarksGone: res.Gone})
+		}
+		if err != nil || res.Batches < logMarkBatches {
+			return
+		}
+	}
+}
+
+// checkStrays runs one step of the stray check and reports the rows it
+// handed over: each is a row the log lane would otherwise never settle.
+func (m *marker) checkStrays(ctx context.Context) {
+	probe, handed, err := m.lr.Strays(ctx, m.w.lane.Name, m.w.lane.Scope(), m.probe, strayLimit)
+	if err != nil {
+		if ctx.Err() == nil && !m.strayFailing {
+			m.w.log.Warn("cannot check the log lane for stranded rows; retrying", slog.String("error", err.Error()))
+		}
+		m.strayFailing = true
+		return
+	}
+	m.strayFailing, m.probe = false, probe
+	if len(handed) == 0 {
+		return
+	}
+	m.w.log.Warn("log lane: rows the log passed were left pending; handed to the polling workers (they may be published again)",
+		slog.Int("rows", len(handed)), slog.Any("ids", handed[:min(len(handed), 20)]))
+	m.w.obs.BatchDone(BatchStats{Lane: m.w.lane.Name, Worker: m.w.id, Stranded: len(handed)})
 }

@@ -43,13 +43,49 @@ type LogReader interface {
 	HandOver(ctx context.Context, table, lane string, fs []LogFailure) error
 	// ApplyMarks marks delivered the rows that Record journaled for the
 	// lane (or deletes them, when deleteRows), up to limit batches, and
-	// returns how many batches it applied. Safe to run from several
-	// processes at once.
-	ApplyMarks(ctx context.Context, table, lane string, limit int, deleteRows bool) (int, error)
+	// says what it did with each row. A journal entry leaves only with its
+	// row marked, or with the row found settled another way or gone (both
+	// counted). Safe to run from several processes at once.
+	ApplyMarks(ctx context.Context, table, lane string, limit int, deleteRows bool) (MarksApplied, error)
+	// Strays hands to the lane's polling workers the rows of scope that the
+	// log has passed but that are neither marked nor journaled nor handed
+	// over: rows a defect or an operator's hand left pending with no
+	// owner, which nothing else would ever publish or mark. It works in two
+	// steps across calls: a call samples (up to limit) pending rows without
+	// an owner and the log's end, and returns them in the probe; a later
+	// call with that probe, once the lane's recorded position has reached
+	// the sampled end (every transaction visible at the sample is then
+	// settled), hands over those still stranded, returns them and samples
+	// anew. Before the position gets there it returns the probe unchanged.
+	Strays(ctx context.Context, lane string, sc Scope, probe StrayProbe, limit int) (StrayProbe, []int64, error)
 	// HandedOverKeys returns the partition keys (tenant, key) of scope that
 	// have handed-over rows not finished: pending or in flight, or dead
 	// when parkOnDead.
 	HandedOverKeys(ctx context.Context, lane string, s Scope, parkOnDead bool) ([][2]string, error)
+}
+
+// MarksApplied is what one LogReader.ApplyMarks did.
+type MarksApplied struct {
+	// Batches is how many journaled batches it took (and removed).
+	Batches int
+	// Marked counts rows marked delivered (or deleted, on lanes that
+	// delete).
+	Marked int
+	// Settled counts rows found already settled another way: handed over
+	// to the polling workers, delivered or dead (a batch read again after
+	// a restart, or marked twice).
+	Settled int
+	// Gone counts rows no longer in the table when their mark came
+	// (deleted by hand or by retention before the mark).
+	Gone int
+}
+
+// StrayProbe is LogReader.Strays' sample: the ids of pending rows without
+// an owner, and the log's end read after them. The zero probe asks for a
+// first sample.
+type StrayProbe struct {
+	IDs    []int64
+	LogEnd uint64
 }
 
 // LogParams opens a lane's stream.
@@ -99,8 +135,11 @@ type LogStream interface {
 	// Record journals the delivered rows (for LogReader.ApplyMarks) and
 	// records that everything up to end is settled, in one transaction
 	// fenced by the lease (ErrLogLeaseLost if another reader took it): a
-	// position never passes rows that will not be marked. Only then may the
-	// database's log be released up to end (Next does that).
+	// position never passes rows that will not be marked. A store whose log
+	// can show a transaction before its rows are visible to other sessions
+	// (PostgreSQL) first waits until they are, so that the marks find them.
+	// Only then may the database's log be released up to end (Next does
+	// that).
 	Record(ctx context.Context, end uint64, delivered []Delivery) error
 	// Close ends the stream and gives up the lease.
 	Close() error

@@ -80,6 +80,11 @@ type Record struct {
 	Age time.Duration
 	// AvailableAt is the next attempt (pending) or the lease end (in flight).
 	AvailableAt time.Time
+	// Txn is, on a record read from a database's log, the transaction that
+	// wrote it as that log numbers it (PostgreSQL: its xid); zero
+	// otherwise. A store may need it to wait until the transaction is
+	// visible to other sessions before it writes the row (HandOver).
+	Txn uint64
 	// DueFor is, on a claimed record, how long the row had been due when
 	// the claim took it: the database's now in the claim less the row's
 	// available_at before the claim rewrote it to the lease end (for an

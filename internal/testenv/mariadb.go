@@ -40,8 +40,16 @@ func NewMariaDB(t testing.TB) *MariaDB {
 		Unavailable(t, "mariadb-install-db is not installed", err)
 	}
 	dir := t.TempDir()
+	// Each server gets a temporary directory of its own: in a shared /tmp,
+	// servers set up at once by tests running in parallel have been seen
+	// to lose each other's temporary tables ("Can't find file
+	// '/tmp/#sql-temptable-….MAI'").
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	out, err := exec.Command(install, "--no-defaults", "--datadir="+filepath.Join(dir, "data"), "--user="+userName(),
-		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--tmpdir="+tmp).CombinedOutput()
 	if err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
@@ -74,7 +82,8 @@ func (m *MariaDB) Start(t testing.TB) {
 	t.Helper()
 	m.cmd = exec.Command(m.bin, "--no-defaults", "--datadir="+filepath.Join(m.dir, "data"),
 		"--port="+strconv.Itoa(m.Port), "--bind-address=127.0.0.1", "--socket="+filepath.Join(m.dir, "sock"),
-		"--pid-file="+filepath.Join(m.dir, "pid"), "--user="+userName(), "--innodb-buffer-pool-size=32M")
+		"--pid-file="+filepath.Join(m.dir, "pid"), "--user="+userName(), "--innodb-buffer-pool-size=32M",
+		"--tmpdir="+filepath.Join(m.dir, "tmp"))
 	if len(m.Settings) == 0 {
 		m.cmd.Args = append(m.cmd.Args, "--skip-log-bin")
 	}

@@ -143,12 +143,12 @@ func (p *Postgres) Kill() {
 }
 
 // NewLogicalPostgres starts a PostgreSQL of the test's own with
-// wal_level=logical (for log lanes) and returns it with the URL of its
-// database herald, created empty.
-func NewLogicalPostgres(t testing.TB) (*Postgres, string) {
+// wal_level=logical (for log lanes) and the extra settings (name=value),
+// and returns it with the URL of its database herald, created empty.
+func NewLogicalPostgres(t testing.TB, settings ...string) (*Postgres, string) {
 	t.Helper()
 	p := NewPostgres(t)
-	p.Settings = []string{"wal_level=logical", "max_replication_slots=10", "max_wal_senders=10"}
+	p.Settings = append([]string{"wal_level=logical", "max_replication_slots=10", "max_wal_senders=10"}, settings...)
 	p.Start(t)
 	WaitFor(t, 30*time.Second, 100*time.Millisecond, "createdb herald", func() bool {
 		createdb := p.command(filepath.Join(p.bin, "createdb"), "-h", "127.0.0.1", "-p", strconv.Itoa(p.Port), "-U", "postgres", "herald")
@@ -156,6 +156,15 @@ func NewLogicalPostgres(t testing.TB) (*Postgres, string) {
 	})
 	return p, p.DSN("herald")
 }
+
+// CommitTrap are the settings of a server on which a session that sets
+// synchronous_commit = on commits into the WAL (where logical decoding
+// reads it) and then waits, invisible to other sessions, for a standby that
+// never comes; every other session commits as usual (synchronous_commit =
+// local). pg_cancel_backend ends the wait and makes the commit visible.
+// Tests use it to hold a transaction in the window between its commit
+// record and its visibility, which a busy machine opens by chance.
+var CommitTrap = []string{"synchronous_standby_names=herald_no_such_standby", "synchronous_commit=local"}
 
 // hasDB reports whether the database herald exists (a createdb that ran
 // into the server's start-up may have created it on an earlier try).

@@ -12,14 +12,19 @@ import (
 )
 
 // HandOver writes failed (or parked) log events to their rows for the
-// lane's polling workers, in one transaction; events without a row (logical
-// messages) are inserted.
+// lane's polling workers, in one transaction, once the transactions that
+// wrote the rows are visible (logical_visible.go); events without a row
+// (logical messages) are inserted. A row no longer pending (handed over or
+// settled when the batch was read before a restart) is left as it is.
 func (s *Store) HandOver(ctx context.Context, table, lane string, fs []store.LogFailure) error {
 	if len(fs) == 0 {
 		return nil
 	}
 	q, err := quote(table)
 	if err != nil {
+		return err
+	}
+	if err := s.awaitVisible(ctx, rowTxns(fs)); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
@@ -30,6 +35,17 @@ func (s *Store) HandOver(ctx context.Context, table, lane string, fs []store.Log
 		}
 		return nil
 	})
+}
+
+// rowTxns is the transactions that wrote the rows of fs.
+func rowTxns(fs []store.LogFailure) []uint32 {
+	var xids []uint32
+	for _, f := range fs {
+		if f.Record.ID > 0 && f.Record.Txn != 0 {
+			xids = append(xids, uint32(f.Record.Txn))
+		}
+	}
+	return xids
 }
 
 func handOverOne(ctx context.Context, tx *sql.Tx, table, owner string, f store.LogFailure) error {
@@ -71,6 +87,10 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now() + $12 * interval '1 
 	return err
 }
 
+// applyBound bounds how long an ApplyMarks transaction may wait on a lock
+// or sit idle (boundSettings).
+const applyBound = 10 * time.Second
+
 // journalMarks writes a recorded batch's delivered rows into
 // herald_log_marks, in the position's transaction: one narrow row instead
 // of an update of every outbox row, which ApplyMarks does later in bulk.
@@ -88,48 +108,115 @@ func journalMarks(ctx context.Context, tx *sql.Tx, p store.LogParams, ds []store
 	return err
 }
 
-// applyBound bounds how long an ApplyMarks transaction may wait on a lock
-// or sit idle (boundSettings).
-const applyBound = 10 * time.Second
-
 // ApplyMarks marks delivered (or deletes, when deleteRows) the rows of up
 // to limit journaled batches of the lane and deletes those batches, in one
-// transaction; SKIP LOCKED lets several processes apply marks at once. It
-// returns how many batches.
-func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, deleteRows bool) (int, error) {
+// transaction; SKIP LOCKED lets several processes apply marks at once. Rows
+// the bulk statement did not settle are looked at again (settleMissed), so
+// that none leaves the journal unaccounted for.
+func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, deleteRows bool) (store.MarksApplied, error) {
+	var res store.MarksApplied
 	q, err := quote(table)
 	if err != nil {
-		return 0, err
+		return res, err
 	}
-	var n int
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		// Asynchronous commit as the polling lanes' marks: a crash can lose
 		// the transaction, journal row and marks together, never one alone.
 		if _, err := tx.ExecContext(ctx, asyncCommit, boundArg(applyBound)); err != nil {
 			return err
 		}
-		// status || '' keeps the planner off the claim index: with every
-		// row of a log lane pending it chose a scan of the whole index and
-		// a hash join (277 ms for 1,000 rows of 30,000) over 1,000
-		// primary-key probes.
-		settle := `UPDATE ` + q + ` t SET status = 'delivered', delivered_at = now(), available_at = now(), receipt = d.receipt
-  FROM d WHERE t.id = d.id AND (t.status || '') = 'pending' AND t.lease_owner = '' RETURNING 1`
-		if deleteRows {
-			// A delete leaves the row's index entries to vacuum; the
-			// update writes new ones in all seven indexes (it is never
-			// HOT: status is indexed).
-			settle = `DELETE FROM ` + q + ` t USING d WHERE t.id = d.id AND (t.status || '') = 'pending' AND t.lease_owner = '' RETURNING 1`
+		var missed []journaled
+		var err error
+		if res, missed, err = applyJournal(ctx, tx, q, lane, limit, deleteRows); err != nil || len(missed) == 0 {
+			return err
 		}
-		return tx.QueryRowContext(ctx, `WITH done AS (DELETE FROM herald_log_marks WHERE id IN (
-  SELECT id FROM herald_log_marks WHERE lane = $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING ids, receipts),
-d AS (SELECT u.id, u.receipt FROM done, unnest(done.ids, done.receipts) AS u(id, receipt)),
-upd AS (`+settle+`)
-SELECT (SELECT count(*) FROM done), (SELECT count(*) FROM upd)`, lane, limit).Scan(&n, new(int))
+		return settleMissed(ctx, tx, q, missed, deleteRows, &res)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("postgres store: marking log events of lane %s delivered: %w", lane, err)
+		return store.MarksApplied{}, fmt.Errorf("postgres store: marking log events of lane %s delivered: %w", lane, err)
 	}
-	return n, nil
+	return res, nil
+}
+
+// journaled is one journaled row: its id and receipt.
+type journaled struct {
+	id      int64
+	receipt string
+}
+
+// settleSQL marks delivered (or deletes) the rows of d (id, receipt) still
+// pending and not handed over, and returns their ids.
+func settleSQL(q string, deleteRows bool) string {
+	// status || '' keeps the planner off the claim index: with every row of
+	// a log lane pending it chose a scan of the whole index and a hash join
+	// (277 ms for 1,000 rows of 30,000) over 1,000 primary-key probes.
+	if deleteRows {
+		// A delete leaves the row's index entries to vacuum; the update
+		// writes new ones in all seven indexes (it is never HOT: status is
+		// indexed).
+		return `DELETE FROM ` + q + ` t USING d WHERE t.id = d.id AND (t.status || '') = 'pending' AND t.lease_owner = '' RETURNING t.id`
+	}
+	return `UPDATE ` + q + ` t SET status = 'delivered', delivered_at = now(), available_at = now(), receipt = d.receipt
+  FROM d WHERE t.id = d.id AND (t.status || '') = 'pending' AND t.lease_owner = '' RETURNING t.id`
+}
+
+// applyJournal takes up to limit journal batches of lane, settles their
+// rows in one statement and returns the counts and the rows it did not
+// settle. The first row of the answer carries the counts (its id is NULL).
+func applyJournal(ctx context.Context, tx *sql.Tx, q, lane string, limit int, deleteRows bool) (store.MarksApplied, []journaled, error) {
+	var res store.MarksApplied
+	rows, err := tx.QueryContext(ctx, `WITH done AS (DELETE FROM herald_log_marks WHERE id IN (
+  SELECT id FROM herald_log_marks WHERE lane = $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING ids, receipts),
+d AS (SELECT u.id, u.receipt FROM done, unnest(done.ids, done.receipts) AS u(id, receipt)),
+upd AS (`+settleSQL(q, deleteRows)+`)
+SELECT NULL::bigint, NULL::text, (SELECT count(*) FROM done), (SELECT count(*) FROM upd)
+UNION ALL
+SELECT d.id, d.receipt, 0, 0 FROM d WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = d.id)`, lane, limit)
+	if err != nil {
+		return res, nil, err
+	}
+	defer rows.Close()
+	var missed []journaled
+	for rows.Next() {
+		var id sql.NullInt64
+		var receipt sql.NullString
+		var batches, marked int
+		if err := rows.Scan(&id, &receipt, &batches, &marked); err != nil {
+			return res, nil, err
+		}
+		if !id.Valid {
+			res.Batches, res.Marked = batches, marked
+			continue
+		}
+		missed = append(missed, journaled{id: id.Int64, receipt: receipt.String})
+	}
+	return res, missed, rows.Err()
+}
+
+// settleMissed accounts for the journaled rows the bulk statement did not
+// settle, in a later statement (a newer snapshot): rows still pending
+// without an owner are settled now, rows in another state count as
+// settled, rows not in the table as gone.
+func settleMissed(ctx context.Context, tx *sql.Tx, q string, missed []journaled, deleteRows bool, res *store.MarksApplied) error {
+	ids := make([]int64, len(missed))
+	receipts := make([]string, len(missed))
+	for i, m := range missed {
+		ids[i], receipts[i] = m.id, m.receipt
+	}
+	var marked, present int
+	err := tx.QueryRowContext(ctx, `WITH d AS (SELECT * FROM unnest($1::bigint[], $2::text[]) AS u(id, receipt)),
+upd AS (`+settleSQL(q, deleteRows)+`)
+SELECT (SELECT count(*) FROM upd), (SELECT count(*) FROM `+q+` t WHERE t.id = ANY($1))`, ids, receipts).Scan(&marked, &present)
+	if err != nil {
+		return err
+	}
+	// The count of present rows runs on the statement's snapshot, before
+	// upd's changes: a row marked here counts as present, a row deleted
+	// here too.
+	res.Marked += marked
+	res.Settled += present - marked
+	res.Gone += len(missed) - present
+	return nil
 }
 
 // HandedOverKeys lists the keys of scope with unfinished handed-over rows.

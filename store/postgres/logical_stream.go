@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,9 +46,15 @@ type logStream struct {
 	// readEnd is the End of the last batch Next returned.
 	readEnd pglogrepl.LSN
 	// inTx is set between a transaction's begin and commit; tx holds its
-	// events so far, kept across calls of Next.
+	// events so far, kept across calls of Next, and xid names it.
 	inTx bool
 	tx   []store.Record
+	xid  uint32
+	// unseen lists the transactions with rows that Next returned and Record
+	// has not recorded yet: Record waits until they are visible
+	// (logical_visible.go).
+	unseenMu sync.Mutex
+	unseen   []txnEnd
 	// committed holds the commit time of each record of the batch Next is
 	// filling, for their DueFor.
 	committed []time.Time
@@ -251,12 +258,13 @@ func (st *logStream) decode(x pglogrepl.XLogData, b *store.LogBatch) (bool, erro
 	}
 	switch m := m.(type) {
 	case *pglogrepl.BeginMessage:
-		st.inTx, st.tx = true, st.tx[:0]
+		st.inTx, st.tx, st.xid = true, st.tx[:0], m.Xid
 	case *pglogrepl.CommitMessage:
 		st.inTx = false
 		if m.TransactionEndLSN <= st.skipTo {
 			return true, nil // settled before a restart: the server sent it again
 		}
+		st.noteRows(m.TransactionEndLSN)
 		b.Records = append(b.Records, st.tx...)
 		for range st.tx {
 			st.committed = append(st.committed, m.CommitTime)
@@ -291,10 +299,63 @@ func (st *logStream) keepAlive(ctx context.Context) error {
 	return pglogrepl.SendStandbyStatusUpdate(ctx, st.conn, pglogrepl.StandbyStatusUpdate{WALWritePosition: st.confirmed})
 }
 
-// Record journals ds as delivered (ApplyMarks marks the rows) and records
-// end in herald_log_lanes, fenced by the lease, in one transaction; Next
-// confirms end to the server after it.
+// txnEnd is a decoded transaction with rows: its xid and where it ends.
+type txnEnd struct {
+	end pglogrepl.LSN
+	xid uint32
+}
+
+// noteRows stamps the committing transaction's records with its xid and,
+// if it wrote rows, remembers it for Record.
+func (st *logStream) noteRows(end pglogrepl.LSN) {
+	rows := false
+	for i := range st.tx {
+		st.tx[i].Txn = uint64(st.xid)
+		rows = rows || st.tx[i].ID > 0
+	}
+	if !rows {
+		return
+	}
+	st.unseenMu.Lock()
+	st.unseen = append(st.unseen, txnEnd{end: end, xid: st.xid})
+	st.unseenMu.Unlock()
+}
+
+// unseenUpTo returns the xids of the remembered transactions ending at or
+// before end.
+func (st *logStream) unseenUpTo(end pglogrepl.LSN) []uint32 {
+	st.unseenMu.Lock()
+	defer st.unseenMu.Unlock()
+	var xids []uint32
+	for _, t := range st.unseen {
+		if t.end <= end {
+			xids = append(xids, t.xid)
+		}
+	}
+	return xids
+}
+
+// forgetUpTo drops the remembered transactions ending at or before end.
+func (st *logStream) forgetUpTo(end pglogrepl.LSN) {
+	st.unseenMu.Lock()
+	defer st.unseenMu.Unlock()
+	keep := st.unseen[:0]
+	for _, t := range st.unseen {
+		if t.end > end {
+			keep = append(keep, t)
+		}
+	}
+	st.unseen = keep
+}
+
+// Record waits until the transactions up to end are visible (so that
+// ApplyMarks finds their rows), then journals ds as delivered (ApplyMarks
+// marks the rows) and records end in herald_log_lanes, fenced by the
+// lease, in one transaction; Next confirms end to the server after it.
 func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery) error {
+	if err := st.s.awaitVisible(ctx, st.unseenUpTo(pglogrepl.LSN(end))); err != nil {
+		return err
+	}
 	err := st.s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := journalMarks(ctx, tx, st.p, ds); err != nil {
 			return fmt.Errorf("postgres store: journaling %d log events delivered: %w", len(ds), err)
@@ -304,6 +365,7 @@ func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery
 	if err != nil {
 		return err
 	}
+	st.forgetUpTo(pglogrepl.LSN(end))
 	sqlcommon.RaisePosition(&st.recorded, end)
 	return nil
 }

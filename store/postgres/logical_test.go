@@ -28,7 +28,13 @@ type logicalEnv struct {
 
 func newLogicalEnv(t *testing.T) *logicalEnv {
 	t.Helper()
-	pg, dsn := testenv.NewLogicalPostgres(t)
+	return newLogicalEnvWith(t)
+}
+
+// newLogicalEnvWith is newLogicalEnv on a server with extra settings.
+func newLogicalEnvWith(t *testing.T, settings ...string) *logicalEnv {
+	t.Helper()
+	pg, dsn := testenv.NewLogicalPostgres(t, settings...)
 	s, err := postgres.Open(context.Background(), dsn, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)

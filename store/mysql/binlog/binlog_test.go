@@ -265,8 +265,8 @@ func TestBinlogRecordMarksAndLease(t *testing.T) {
 	if err := st.Record(context.Background(), b.End, ds); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := e.s.ApplyMarks(context.Background(), e.table, "marks", 10, false); err != nil || n != 1 {
-		t.Fatalf("ApplyMarks = %d, %v; want 1 batch", n, err)
+	if res, err := e.s.ApplyMarks(context.Background(), e.table, "marks", 10, false); err != nil || res != (store.MarksApplied{Batches: 1, Marked: 2}) {
+		t.Fatalf("ApplyMarks = %+v, %v; want 1 batch, 2 rows marked", res, err)
 	}
 	if got := e.countRows(t, "status = 'delivered' AND receipt IS NOT NULL"); got != 2 {
 		t.Fatalf("%d rows marked delivered, want 2", got)
@@ -280,8 +280,8 @@ func TestBinlogRecordMarksAndLease(t *testing.T) {
 	if err := st.Record(context.Background(), b.End, ds); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := e.s.ApplyMarks(context.Background(), e.table, "marks", 10, true); err != nil || n != 1 {
-		t.Fatalf("ApplyMarks deleting = %d, %v; want 1 batch", n, err)
+	if res, err := e.s.ApplyMarks(context.Background(), e.table, "marks", 10, true); err != nil || res != (store.MarksApplied{Batches: 1, Marked: 2}) {
+		t.Fatalf("ApplyMarks deleting = %+v, %v; want 1 batch, 2 rows deleted", res, err)
 	}
 	if got := e.countRows(t, "event_id IN ('m3', 'm4')"); got != 0 {
 		t.Fatalf("%d of the rows delivered with deleting marks are left, want 0", got)

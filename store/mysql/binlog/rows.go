@@ -87,73 +87,133 @@ func journalMarks(ctx context.Context, tx *sql.Tx, p store.LogParams, ds []store
 
 // ApplyMarks marks delivered (or deletes, when deleteRows) the rows of up
 // to limit journaled batches of the lane and deletes those batches, in one
-// transaction; SKIP LOCKED lets several processes apply marks at once. It
-// returns how many batches.
-func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, deleteRows bool) (int, error) {
+// transaction; SKIP LOCKED lets several processes apply marks at once. The
+// statement reaches each row by its primary key, a locking read that waits
+// for a transaction still committing (InnoDB commits after the binary log
+// is written) instead of skipping its rows; rows it did not settle are
+// counted as settled another way or gone (countMissed).
+func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, deleteRows bool) (store.MarksApplied, error) {
+	var res store.MarksApplied
 	q, err := quote(table)
 	if err != nil {
-		return 0, err
+		return res, err
 	}
-	var n int
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		ids, doc, err := takeMarks(ctx, tx, lane, limit)
+		res = store.MarksApplied{}
+		ids, marks, err := takeMarks(ctx, tx, lane, limit)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		n = len(ids)
-		if err := settleRows(ctx, tx, q, doc, deleteRows); err != nil {
+		res.Batches = len(ids)
+		doc, err := json.Marshal(marks)
+		if err != nil {
+			return err
+		}
+		if res.Marked, err = settleRows(ctx, tx, q, string(doc), deleteRows); err != nil {
+			return err
+		}
+		if err := countMissed(ctx, tx, q, marks, deleteRows, &res); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, "DELETE FROM herald_log_marks WHERE id IN ("+sqlcommon.Marks(len(ids))+")", sqlcommon.Int64Args(ids)...)
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("mysql store: marking log events of lane %s delivered: %w", lane, err)
+		return store.MarksApplied{}, fmt.Errorf("mysql store: marking log events of lane %s delivered: %w", lane, err)
 	}
-	return n, nil
+	return res, nil
 }
 
+// marksJSON is the JSON_TABLE over a journal's [id, receipt] pairs.
+const marksJSON = `JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT PATH '$[0]', receipt LONGTEXT PATH '$[1]')) d`
+
 // settleRows marks delivered, or deletes, the journaled rows in doc (a
-// JSON array of [id, receipt]) that are still pending and not handed over.
-func settleRows(ctx context.Context, tx *sql.Tx, q, doc string, deleteRows bool) error {
-	marks := `JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT PATH '$[0]', receipt LONGTEXT PATH '$[1]')) d`
+// JSON array of [id, receipt]) that are still pending and not handed over,
+// and returns how many.
+func settleRows(ctx context.Context, tx *sql.Tx, q, doc string, deleteRows bool) (int, error) {
+	var res sql.Result
+	var err error
 	if deleteRows {
-		_, err := tx.ExecContext(ctx, `DELETE t FROM `+q+` t JOIN `+marks+` ON t.id = d.id
+		res, err = tx.ExecContext(ctx, `DELETE t FROM `+q+` t JOIN `+marksJSON+` ON t.id = d.id
 WHERE t.status = 'pending' AND t.lease_owner = ''`, doc)
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `UPDATE `+q+` t JOIN `+marks+`
+	} else {
+		res, err = tx.ExecContext(ctx, `UPDATE `+q+` t JOIN `+marksJSON+`
   ON t.id = d.id
 SET t.status = 'delivered', t.available_at = UTC_TIMESTAMP(6),
   t.receipt_padded = CONCAT(d.receipt, REPEAT(' ', GREATEST(0, ? - LENGTH(d.receipt))))
 WHERE t.status = 'pending' AND t.lease_owner = ''`, doc, mysql.ReceiptWidth)
-	return err
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// countMissed counts the journaled rows settleRows did not settle: rows in
+// the table (in another state: handed over, delivered, dead) as settled,
+// the others as gone. Nothing to do when it settled them all.
+func countMissed(ctx context.Context, tx *sql.Tx, q string, marks []mark, deleteRows bool, res *store.MarksApplied) error {
+	ids := distinctIDs(marks)
+	if res.Marked >= len(ids) {
+		return nil
+	}
+	var present int
+	err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+q+" WHERE id IN ("+sqlcommon.Marks(len(ids))+")",
+		sqlcommon.Int64Args(ids)...).Scan(&present)
+	if err != nil {
+		return err
+	}
+	// This transaction's own changes are visible here: marked rows are
+	// present, deleted ones are not.
+	if deleteRows {
+		res.Settled, res.Gone = present, len(ids)-res.Marked-present
+	} else {
+		res.Settled, res.Gone = present-res.Marked, len(ids)-present
+	}
+	return nil
+}
+
+// mark is one journaled row: [id, receipt].
+type mark [2]json.RawMessage
+
+// distinctIDs is the row ids of marks, each once.
+func distinctIDs(marks []mark) []int64 {
+	seen := map[int64]bool{}
+	var ids []int64
+	for _, m := range marks {
+		var id int64
+		if json.Unmarshal(m[0], &id) == nil && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // takeMarks locks up to limit journal rows of lane and returns their ids
-// and their marks as one JSON array.
-func takeMarks(ctx context.Context, tx *sql.Tx, lane string, limit int) ([]int64, string, error) {
+// and their marks.
+func takeMarks(ctx context.Context, tx *sql.Tx, lane string, limit int) ([]int64, []mark, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id, marks FROM herald_log_marks WHERE lane = ? ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`, lane, limit)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	defer rows.Close()
 	var ids []int64
-	var all []json.RawMessage
+	var all []mark
 	for rows.Next() {
 		var id int64
-		var marks string
-		if err := rows.Scan(&id, &marks); err != nil {
-			return nil, "", err
+		var doc string
+		if err := rows.Scan(&id, &doc); err != nil {
+			return nil, nil, err
 		}
-		var batch []json.RawMessage
-		if err := json.Unmarshal([]byte(marks), &batch); err != nil {
-			return nil, "", fmt.Errorf("journal row %d: %w", id, err)
+		var batch []mark
+		if err := json.Unmarshal([]byte(doc), &batch); err != nil {
+			return nil, nil, fmt.Errorf("journal row %d: %w", id, err)
 		}
 		ids, all = append(ids, id), append(all, batch...)
 	}
-	doc, err := json.Marshal(all)
-	return ids, string(doc), errors.Join(err, rows.Err())
+	return ids, all, rows.Err()
 }
 
 // HandedOverKeys lists the keys of scope with unfinished handed-over rows.
