@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
@@ -32,7 +31,7 @@ func (c *countingStore) Ready(ctx context.Context, s store.Scope) (bool, error) 
 // process in any language would: no in-process wakeup.
 func (e *env) plainInsert(id string) {
 	e.t.Helper()
-	_, err := e.store.DB().Exec(storetest.PlainInsert(herald.SQLite, e.table), id, "t", "Happened", []byte(`{}`))
+	_, err := e.store.DB().Exec(storetest.PlainInsert(e.store.Dialect(), e.table), id, "t", "Happened", []byte(`{}`))
 	if err != nil {
 		e.t.Fatal(err)
 	}

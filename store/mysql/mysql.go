@@ -124,8 +124,8 @@ func openMulti(ctx context.Context, cfg *mysql.Config, opts Options) (*sql.DB, e
 // is recommended for speed. The server version is checked by Migrate.
 func New(db *sql.DB) *Store { return &Store{db: db} }
 
-// Dialect returns herald.MySQL.
-func (s *Store) Dialect() herald.Dialect { return herald.MySQL }
+// Dialect returns the package's Dialect.
+func (s *Store) Dialect() herald.Dialect { return Dialect }
 
 // DB returns the pool, for callers that enqueue in their own transactions.
 func (s *Store) DB() *sql.DB { return s.db }

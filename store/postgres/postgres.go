@@ -7,7 +7,7 @@
 // server ends a claim or mark transaction whose client goes silent in the
 // middle of it (boundSettings). Serialization failures (40001), deadlocks
 // (40P01) and lock timeouts (55P03) are retried. The
-// store implements store.Waker: relays LISTEN on herald.NotifyChannel(table),
+// store implements store.Waker: relays LISTEN on NotifyChannel(table),
 // which herald.Outbox.Enqueue (and Enqueue here, for pgx transactions)
 // notifies inside the enqueuing transaction.
 package postgres
@@ -97,8 +97,8 @@ func dsnError(err error) error {
 // server version.
 func New(db *sql.DB) *Store { return &Store{db: db, pipelined: pipelines(db)} }
 
-// Dialect returns herald.Postgres.
-func (s *Store) Dialect() herald.Dialect { return herald.Postgres }
+// Dialect returns the package's Dialect.
+func (s *Store) Dialect() herald.Dialect { return Dialect }
 
 // DB returns the pool, for callers that enqueue in their own transactions.
 func (s *Store) DB() *sql.DB { return s.db }
