@@ -39,8 +39,9 @@ type Dialect struct {
 	// OnConflict makes an INSERT skip an event id already in the table.
 	OnConflict string
 	// AfterInsert, when set, runs in the caller's transaction after the
-	// rows: PostgreSQL's NOTIFY, which wakes relays in other processes on
-	// commit.
+	// rows: PostgreSQL's NOTIFY, which wakes idle relays in other processes
+	// on commit. An Outbox runs it at most every 100 ms (relays that were
+	// woken keep looking by themselves).
 	AfterInsert func(ctx context.Context, ex Execer, table string) error
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sync/atomic"
+	"time"
 
 	"github.com/heraldhq/herald/internal/legacyenqueue"
 )
@@ -23,7 +25,19 @@ type Outbox struct {
 	table      string
 	dialect    Dialect
 	maxPayload int
+	// afterInsertAt is when Enqueue last ran the dialect's AfterInsert
+	// (Unix ns): it runs at most every afterInsertEvery.
+	afterInsertAt atomic.Int64
 }
+
+// afterInsertEvery is the least time between two runs of a dialect's
+// AfterInsert by one Outbox. PostgreSQL's NOTIFY serializes the commits of
+// every notifying transaction on the server (measured with 16 producers
+// committing one 1 KiB row each: 1,500–1,660 commits/s without, 317–365
+// with a NOTIFY in each), while a relay that was woken keeps looking by
+// itself for a while (relay: activeWindow, 200 ms): one notification per
+// 100 ms wakes an idle relay at once and costs a busy producer nothing.
+const afterInsertEvery = 100 * time.Millisecond
 
 // OutboxConfig configures an Outbox.
 type OutboxConfig struct {
@@ -79,13 +93,25 @@ func (o *Outbox) Enqueue(ctx context.Context, tx Execer, events ...Event) error 
 			return fmt.Errorf("herald: enqueue into %s: %w", o.table, err)
 		}
 	}
-	if o.dialect.AfterInsert != nil {
-		if err := o.dialect.AfterInsert(ctx, tx, o.table); err != nil {
-			return fmt.Errorf("herald: enqueue into %s: %w", o.table, err)
-		}
+	if err := o.afterInsert(ctx, tx); err != nil {
+		return fmt.Errorf("herald: enqueue into %s: %w", o.table, err)
 	}
 	signalWakeup(o.table)
 	return nil
+}
+
+// afterInsert runs the dialect's AfterInsert unless it ran within
+// afterInsertEvery.
+func (o *Outbox) afterInsert(ctx context.Context, tx Execer) error {
+	if o.dialect.AfterInsert == nil {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	last := o.afterInsertAt.Load()
+	if now-last < int64(afterInsertEvery) || !o.afterInsertAt.CompareAndSwap(last, now) {
+		return nil
+	}
+	return o.dialect.AfterInsert(ctx, tx, o.table)
 }
 
 // prepare validates events and turns them into rows ready to bind.
