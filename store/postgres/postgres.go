@@ -51,6 +51,8 @@ type Store struct {
 	// dsn is the connection string Open was given, for the replication
 	// connections of log lanes (empty for New: no log lanes).
 	dsn string
+	// stats keeps projection tables' planner statistics fresh.
+	stats *statsFreshener
 }
 
 var (
@@ -76,7 +78,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("postgres store: reading the server version: %w", err)
 	}
-	return &Store{db: db, owned: true, dsn: dsn, pipelined: pipelines(db), tcpBound: strings.Contains(strings.ToLower(version), "linux")}, nil
+	s := New(db)
+	s.owned, s.dsn, s.tcpBound = true, dsn, strings.Contains(strings.ToLower(version), "linux")
+	return s, nil
 }
 
 // dsnError keeps the reason of a DSN parse error but not the DSN itself,
@@ -95,7 +99,9 @@ func dsnError(err error) error {
 // New returns a Store on a pool the caller opened with the pgx stdlib
 // driver ("pgx") and keeps: Close leaves it open. Migrate checks the
 // server version.
-func New(db *sql.DB) *Store { return &Store{db: db, pipelined: pipelines(db)} }
+func New(db *sql.DB) *Store {
+	return &Store{db: db, pipelined: pipelines(db), stats: newStatsFreshener(db)}
+}
 
 // Dialect returns the package's Dialect.
 func (s *Store) Dialect() herald.Dialect { return Dialect }
