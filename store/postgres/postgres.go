@@ -71,7 +71,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg.RuntimeParams["jit"] = "off"
 	db := stdlib.OpenDB(*cfg)
 	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, CheckVersion); err != nil {
-		return nil, startingUp(err)
+		return nil, connectError(err)
 	}
 	var version string
 	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&version); err != nil {
@@ -156,13 +156,25 @@ func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
 	return sqlcommon.InTx(ctx, s.db, retryable, f)
 }
 
-// startingUp marks a server that refuses connections while it starts,
-// recovers or shuts down (SQLSTATE 57P03, cannot_connect_now) as
+// connectError says what a failed connection means. A server that
+// refuses connections while it starts, recovers or shuts down (SQLSTATE
+// 57P03, cannot_connect_now) or has no connection slot free (53300) is
 // unavailable: it will take connections soon, like one not yet listening.
-func startingUp(err error) error {
+// Refused credentials (28000, 28P01), a database that does not exist
+// (3D000) and a server too old are store.ErrMisconfigured: waiting will
+// not change them.
+func connectError(err error) error {
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "57P03" {
-		return herald.Unavailable(err)
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "57P03", "53300":
+			return herald.Unavailable(err)
+		case "28000", "28P01", "3D000":
+			return store.Misconfigured(err)
+		}
+	}
+	if errors.Is(err, ErrUnsupportedVersion) {
+		return store.Misconfigured(err)
 	}
 	return err
 }
