@@ -20,15 +20,24 @@ import (
 
 func (a *app) runCommand() *cobra.Command {
 	var noMigrate bool
+	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Relay events from the outbox tables to the brokers until SIGINT/SIGTERM",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			return a.run(cmd.Context(), !noMigrate)
 		},
 	}
 	cmd.Flags().BoolVar(&noMigrate, "no-migrate", false, "do not run migrations at start")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (written at exit)")
 	return cmd
 }
 
