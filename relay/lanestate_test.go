@@ -3,6 +3,8 @@ package relay
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -12,37 +14,48 @@ import (
 
 // Rule: a lane paused in the database (as `herald lane pause` does from
 // another process) claims nothing from the next poll on, and delivers its
-// backlog once resumed.
+// backlog once resumed. The relay reads the pauses once per poll interval:
+// twenty reads are twenty intervals in which a relay that ignored the pause
+// would have claimed.
 func TestPausedLaneClaimsNothing(t *testing.T) {
 	e := newEnv(t)
+	w := e.watch()
 	ls := e.store.(store.LaneStater)
 	ctx := context.Background()
 	if err := ls.SetLanePaused(ctx, "test", true); err != nil {
 		t.Fatal(err)
 	}
-	r := e.start(e.lane())
+	logs := &logLines{}
+	e.startObserved(Config{Lanes: []Lane{e.lane()}, Logger: slog.New(logs)})
 	e.enqueue(events("p", "", 10)...)
-	// Twenty poll intervals: a relay that ignored the pause would have
-	// delivered them within one.
-	time.Sleep(20 * e.lane().PollInterval)
-	if n := r.total(func(s BatchStats) int { return s.Claimed }); n != 0 {
-		t.Fatalf("a paused lane claimed %d events", n)
+	pollIntervals := func(n int) {
+		t.Helper()
+		from := w.stateReadCount()
+		waitFor(t, 30*time.Second, fmt.Sprintf("%d reads of the lane state", n), func() bool { return w.stateReadCount() >= from+n })
+	}
+	pollIntervals(20)
+	if n := w.claimCount(); n != 0 {
+		t.Fatalf("a paused lane made %d claims", n)
 	}
 	if err := ls.SetLanePaused(ctx, "test", false); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the backlog delivered after resume", func() bool { return e.stats().Delivered == 10 })
 
-	// Paused while running: obeyed within a poll interval or so.
+	// Paused while running: obeyed once the relay has read the pause.
 	if err := ls.SetLanePaused(ctx, "test", true); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * e.lane().PollInterval) // the pause is read every poll interval
-	before := r.total(func(s BatchStats) int { return s.Claimed })
+	waitFor(t, 10*time.Second, "the pause read", func() bool { return logs.count("lane paused") == 2 })
+	pollIntervals(1) // a claim under way when the pause was read is over
+	before := w.claimCount()
 	e.enqueue(events("q", "", 10)...)
-	time.Sleep(20 * e.lane().PollInterval)
-	if n := r.total(func(s BatchStats) int { return s.Claimed }); n != before {
-		t.Fatalf("a lane paused while running claimed %d more events", n-before)
+	pollIntervals(20)
+	if n := w.claimCount() - before; n != 0 {
+		t.Fatalf("a lane paused while running made %d more claims", n)
+	}
+	if st := e.stats(); st.Pending != 10 {
+		t.Fatalf("a lane paused while running changed its new rows: %+v", st)
 	}
 }
 
