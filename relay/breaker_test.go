@@ -223,6 +223,7 @@ func TestBrokerDownAtStartNATS(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	e := newEnv(t)
+	w := e.watch()
 	logs := &logLines{}
 	health := NewHealth()
 	lane := e.lane(func(l *Lane) {
@@ -233,8 +234,11 @@ func TestBrokerDownAtStartNATS(t *testing.T) {
 		ProbeInitial: 50 * time.Millisecond, ProbeMax: 500 * time.Millisecond})
 	waitFor(t, 10*time.Second, "the broker reported down before any event", func() bool { return len(health.Unready()) > 0 })
 	evs := events("s", "", 20)
+	claims := w.claimCount()
 	e.enqueue(evs...)
-	time.Sleep(2 * time.Second) // many probes' worth: with max_attempts 2 an unpaused lane would kill them
+	// While the breaker is open only probes claim, an event each: with
+	// max_attempts 2 an unpaused lane would have killed what they took.
+	waitFor(t, 30*time.Second, "five probes with events", func() bool { return w.claimCount() >= claims+5 })
 	if st := e.stats(); st.Dead != 0 || st.Retrying != 0 {
 		t.Fatalf("events paid for a broker down at start: %+v", st)
 	}
