@@ -77,17 +77,32 @@ type clientSession struct {
 	consumedTopics map[string]string
 }
 
-// Codes rocketmq-client-go v2 sends in a session: route lookup, send,
-// batch send (its only use of SEND_MESSAGE_V2's header), heartbeat,
-// consumer list, offset query, pull, offset update, the offset searches
-// of ConsumeFromLastOffset (GET_MAX_OFFSET) and ConsumeFromTimestamp.
-// It never sends SEND_MESSAGE_V2 (310), GET_MIN_OFFSET (31) or
-// UNREGISTER_CLIENT (35): TestGoldenSendV2Frame and TestGoldenMinOffsetFrame
-// replay its batch and GET_MAX_OFFSET frames under those codes (the same
-// headers), and TestGoldenUnregisterFrame is built from the Java broker's
-// header, the one frame not from the client.
-var clientCodes = []int{CodeGetRouteInfo, CodeSendMessage, codeSendBatch, CodeHeartbeat, CodeGetConsumerList,
-	CodeQueryOffset, CodePullMessage, CodeUpdateOffset, CodeGetMaxOffset, CodeSearchOffsetTime}
+// The frames rocketmq-client-go v2 sends in a session, by code: route
+// lookup, send, batch send (its only use of SEND_MESSAGE_V2's header),
+// heartbeat, consumer list, offset query, pull, offset update, and the
+// offset searches of ConsumeFromLastOffset (GET_MAX_OFFSET) and
+// ConsumeFromTimestamp. It never sends SEND_MESSAGE_V2 (310),
+// GET_MIN_OFFSET (31) or UNREGISTER_CLIENT (35): TestGoldenSendV2Frame and
+// TestGoldenMinOffsetFrame replay its batch and GET_MAX_OFFSET frames under
+// those codes (the same headers), and TestGoldenUnregisterFrame is built
+// from the Java broker's header, the one frame not from the client.
+var wantedFrames = []struct {
+	code  int
+	match func(*Command) bool
+}{
+	{CodeGetRouteInfo, topicOrders}, {CodeSendMessage, nil}, {codeSendBatch, nil},
+	{CodeHeartbeat, func(c *Command) bool { return bytes.Contains(c.Body, []byte("golden-first")) }},
+	{CodeGetConsumerList, func(c *Command) bool { return c.ExtFields["consumerGroup"] == "golden-first" }},
+	{CodeQueryOffset, firstOrders}, {CodePullMessage, firstOrders}, {CodeUpdateOffset, firstOrders},
+	{CodeGetMaxOffset, topicOrders}, {CodeSearchOffsetTime, topicOrders},
+}
+
+// topicOrders matches frames about the session's topic; firstOrders those
+// of its consumer group golden-first.
+func topicOrders(c *Command) bool { return c.ExtFields["topic"] == "orders" }
+func firstOrders(c *Command) bool {
+	return topicOrders(c) && c.ExtFields["consumerGroup"] == "golden-first"
+}
 
 // codeSendBatch is SEND_BATCH_MESSAGE, which the fake does not serve.
 const codeSendBatch = 320
@@ -114,7 +129,7 @@ func officialClientSession(t *testing.T) *clientSession {
 func runClientSession() (*clientSession, string) {
 	rlog.SetLogLevel("error")
 	s := &clientSession{frames: &clientFrames{}, consumed: map[string][]byte{}, consumedTopics: map[string]string{}}
-	c, err := New(Options{Queues: 2, MaxLongPoll: 200 * time.Millisecond, tap: s.frames.add})
+	c, err := New(Options{Queues: sessionQueues, MaxLongPoll: 200 * time.Millisecond, tap: s.frames.add})
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -154,10 +169,14 @@ func runClientSession() (*clientSession, string) {
 	for _, cc := range []struct {
 		group string
 		from  consumer.ConsumeFromWhere
-	}{{"golden-first", consumer.ConsumeFromFirstOffset}, {"golden-last", consumer.ConsumeFromLastOffset},
-		{"golden-time", consumer.ConsumeFromTimestamp}} {
+	}{{sessionGroups[0], consumer.ConsumeFromFirstOffset}, {sessionGroups[1], consumer.ConsumeFromLastOffset},
+		{sessionGroups[2], consumer.ConsumeFromTimestamp}} {
 		pc, err := rmq.NewPushConsumer(consumer.WithNameServer([]string{c.NameServer()}), consumer.WithGroupName(cc.group),
-			consumer.WithInstance(instance), consumer.WithConsumeFromWhere(cc.from), consumer.WithConsumeTimestamp("20200101000000"))
+			// An instance (client) of its own: consumers sharing one race in
+			// the client's rebalance (its Start writes what another's
+			// rebalance reads).
+			consumer.WithInstance(instance+"-"+cc.group), consumer.WithConsumeFromWhere(cc.from),
+			consumer.WithConsumeTimestamp("20200101000000"))
 		if err != nil {
 			return nil, err.Error()
 		}
@@ -182,28 +201,92 @@ func runClientSession() (*clientSession, string) {
 		}
 		consumers = append(consumers, pc)
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	consumedAll := func() bool {
 		mu.Lock()
-		done := len(s.consumed) == 2
-		mu.Unlock()
-		if done && s.allCodesSeen(CodeUpdateOffset) {
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, "the official client's session did not consume both messages and send every code within 60s"
-		}
+		defer mu.Unlock()
+		return len(s.consumed) == 2
+	}
+	if !within(60*time.Second, func() bool {
+		return consumedAll() && s.seenAll(CodeUpdateOffset) && s.committedPast(CodePullMessage) && s.rebalanced()
+	}) {
+		return nil, "the official client's session did not consume both messages and send every frame within 60s"
+	}
+	// The client commits offsets every 5 s and, one-way, at Shutdown (which
+	// may close the connection first): commit now, and see it arrive.
+	persist, ok := consumers[0].(interface{ PersistConsumerOffset() error })
+	if !ok {
+		return nil, "the push consumer has no PersistConsumerOffset"
+	}
+	if err := persist.PersistConsumerOffset(); err != nil {
+		return nil, err.Error()
+	}
+	if !within(30*time.Second, func() bool { return s.committedPast(CodeUpdateOffset) }) {
+		return nil, "the client's offset commit did not arrive within 30s"
 	}
 	for _, pc := range consumers {
-		_ = pc.Shutdown() // commits the consumed offsets (UPDATE_CONSUMER_OFFSET)
+		_ = pc.Shutdown()
 	}
 	return s, ""
 }
 
-// allCodesSeen reports whether the client sent a frame of each of
-// clientCodes but except.
-func (s *clientSession) allCodesSeen(except int) bool {
-	for _, code := range clientCodes {
-		if cmd, _ := s.frames.find(code, nil); cmd == nil && code != except {
+// sessionQueues is how many queues each topic of the session has;
+// sessionGroups its consumer groups.
+const sessionQueues = 2
+
+var sessionGroups = []string{"golden-first", "golden-last", "golden-time"}
+
+// rebalanced reports whether each consumer's first rebalance is over: it
+// pulled from every queue of its topics (orders and its retry topic), the
+// last step of a rebalance. A consumer shut down in the middle of one
+// races in the client (its Shutdown writes what the rebalance reads) and
+// leaves the rebalance's request behind.
+func (s *clientSession) rebalanced() bool {
+	for _, g := range sessionGroups {
+		for _, topic := range []string{"orders", "%RETRY%" + g} {
+			for q := range sessionQueues {
+				if cmd, _ := s.frames.find(CodePullMessage, func(c *Command) bool {
+					f := c.ExtFields
+					return f["consumerGroup"] == g && f["topic"] == topic && f["queueId"] == strconv.Itoa(q)
+				}); cmd == nil {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// within polls cond every 20 ms until it holds (true) or d passed.
+func within(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
+// committedPast reports whether golden-first's latest frame of code (a
+// pull or an offset update) for each stored message's queue carries a
+// commit offset past the message: the client took the consumption into
+// its offsets.
+func (s *clientSession) committedPast(code int) bool {
+	for _, m := range s.c.Messages("orders") {
+		last := s.frames.last(code, func(c *Command) bool {
+			return firstOrders(c) && c.ExtFields["queueId"] == strconv.Itoa(m.QueueID)
+		})
+		if last == nil || atoi64(last.ExtFields["commitOffset"]) <= m.QueueOffset {
+			return false
+		}
+	}
+	return true
+}
+
+// seenAll reports whether the client sent each of wantedFrames but those
+// of code except.
+func (s *clientSession) seenAll(except int) bool {
+	for _, want := range wantedFrames {
+		if cmd, _ := s.frames.find(want.code, want.match); cmd == nil && want.code != except {
 			return false
 		}
 	}
@@ -246,9 +329,9 @@ func TestClientFramesWellFormed(t *testing.T) {
 		}
 		seen[cmd.Code] = true
 	}
-	for _, code := range clientCodes {
-		if !seen[code] {
-			t.Errorf("the client sent no frame of code %d", code)
+	for _, want := range wantedFrames {
+		if !seen[want.code] {
+			t.Errorf("the client sent no frame of code %d", want.code)
 		}
 	}
 }
@@ -337,13 +420,11 @@ func TestClientHeartbeatFrame(t *testing.T) {
 // and the offsets it committed are the fake's.
 func TestClientConsumerFrames(t *testing.T) {
 	s := officialClientSession(t)
-	group := func(c *Command) bool { return c.ExtFields["consumerGroup"] == "golden-first" }
-	ordersOf := func(c *Command) bool { return group(c) && c.ExtFields["topic"] == "orders" }
-	q, _ := s.frame(t, CodeQueryOffset, ordersOf)
+	q, _ := s.frame(t, CodeQueryOffset, firstOrders)
 	if q.ExtFields["topic"] != "orders" || q.ExtFields["queueId"] == "" {
 		t.Fatalf("QUERY_CONSUMER_OFFSET %v", q.ExtFields)
 	}
-	pull, _ := s.frame(t, CodePullMessage, ordersOf)
+	pull, _ := s.frame(t, CodePullMessage, firstOrders)
 	f := pull.ExtFields
 	if f["topic"] != "orders" || f["queueOffset"] == "" || atoi(f["maxMsgNums"]) <= 0 || atoi(f["sysFlag"])&pullSuspend == 0 ||
 		atoi64(f["suspendTimeoutMillis"]) <= 0 || (f["subscription"] != "" && f["subscription"] != "*") {
@@ -354,7 +435,7 @@ func TestClientConsumerFrames(t *testing.T) {
 	}
 	for _, m := range s.c.Messages("orders") {
 		last := s.frames.last(CodeUpdateOffset, func(c *Command) bool {
-			return ordersOf(c) && c.ExtFields["queueId"] == strconv.Itoa(m.QueueID)
+			return firstOrders(c) && c.ExtFields["queueId"] == strconv.Itoa(m.QueueID)
 		})
 		if last == nil {
 			t.Fatalf("the client committed no offset for queue %d", m.QueueID)
