@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,7 +25,7 @@ import (
 // as it came off the wire (Options.tap). Each check below reads the
 // client's own bytes, so the fake is tested against the client's encoder,
 // never its own. Codes the Go client never sends are covered apart
-// (clientFrames' comment).
+// (wantedFrames' comment).
 
 // clientFrames records request frames in the order the fake read them.
 type clientFrames struct {
@@ -73,6 +74,7 @@ type clientSession struct {
 	small, big     *primitive.SendResult
 	bigBody        []byte
 	batchErr       error
+	mu             sync.Mutex
 	consumed       map[string][]byte // by CE_id: body, as the client decoded the pull
 	consumedTopics map[string]string
 }
@@ -116,7 +118,7 @@ var (
 // officialClientSession runs the client once per test binary: a producer
 // sends a small message, a compressed one and a batch; three push
 // consumers (from the first offset, the last, a timestamp) subscribe, the
-// first one consumes both messages; all shut down, committing offsets.
+// first one consumes both messages and commits its offsets; all shut down.
 func officialClientSession(t *testing.T) *clientSession {
 	t.Helper()
 	sessionOnce.Do(func() { session, sessionErr = runClientSession() })
@@ -140,93 +142,119 @@ func runClientSession() (*clientSession, string) {
 	instance := "golden-" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
 	p, err := rmq.NewProducer(producer.WithNameServer([]string{c.NameServer()}), producer.WithGroupName("golden-producer"),
 		producer.WithInstanceName(instance), producer.WithRetry(0), producer.WithSendMsgTimeout(3*time.Second))
+	if err == nil {
+		err = p.Start()
+	}
 	if err != nil {
 		return nil, err.Error()
 	}
-	if err := p.Start(); err != nil {
+	defer p.Shutdown()
+	if err := s.produce(p); err != nil {
 		return nil, err.Error()
 	}
-	defer p.Shutdown()
+	consumers, err := s.startConsumers(instance)
+	defer func() {
+		for _, pc := range consumers {
+			_ = pc.Shutdown()
+		}
+	}()
+	if err != nil {
+		return nil, err.Error()
+	}
+	if why := s.settle(consumers[0]); why != "" {
+		return nil, why
+	}
+	return s, ""
+}
+
+// produce sends a small message with tags, keys and a property, one over
+// the client's 4 KiB threshold (sent zlib-compressed) and a batch.
+func (s *clientSession) produce(p rmq.Producer) error {
 	ctx := context.Background()
 	small := primitive.NewMessage("orders", []byte(`{"n":1}`))
 	small.WithTag("Created")
 	small.WithKeys([]string{"ev-1", "tx-1"})
 	small.WithProperty("CE_id", "ev-1")
+	var err error
 	if s.small, err = p.SendSync(ctx, small); err != nil {
-		return nil, "send: " + err.Error()
+		return fmt.Errorf("send: %w", err)
 	}
-	// Over the client's 4 KiB threshold: sent zlib-compressed.
 	s.bigBody = bytes.Repeat([]byte(`{"n":2}`), 1000)
 	big := primitive.NewMessage("orders", s.bigBody)
 	big.WithProperty("CE_id", "ev-2")
 	if s.big, err = p.SendSync(ctx, big); err != nil {
-		return nil, "send compressed: " + err.Error()
+		return fmt.Errorf("send compressed: %w", err)
 	}
 	_, s.batchErr = p.SendSync(ctx, primitive.NewMessage("orders", []byte("b1")), primitive.NewMessage("orders", []byte("b2")))
+	return nil
+}
 
-	var mu sync.Mutex
+// startConsumers starts a push consumer per session group: from the first
+// offset (it records what it consumes), the last, and a timestamp.
+func (s *clientSession) startConsumers(instance string) ([]rmq.PushConsumer, error) {
+	froms := []consumer.ConsumeFromWhere{consumer.ConsumeFromFirstOffset, consumer.ConsumeFromLastOffset, consumer.ConsumeFromTimestamp}
 	var consumers []rmq.PushConsumer
-	for _, cc := range []struct {
-		group string
-		from  consumer.ConsumeFromWhere
-	}{{sessionGroups[0], consumer.ConsumeFromFirstOffset}, {sessionGroups[1], consumer.ConsumeFromLastOffset},
-		{sessionGroups[2], consumer.ConsumeFromTimestamp}} {
-		pc, err := rmq.NewPushConsumer(consumer.WithNameServer([]string{c.NameServer()}), consumer.WithGroupName(cc.group),
+	for i, group := range sessionGroups {
+		pc, err := rmq.NewPushConsumer(consumer.WithNameServer([]string{s.c.NameServer()}), consumer.WithGroupName(group),
 			// An instance (client) of its own: consumers sharing one race in
 			// the client's rebalance (its Start writes what another's
 			// rebalance reads).
-			consumer.WithInstance(instance+"-"+cc.group), consumer.WithConsumeFromWhere(cc.from),
+			consumer.WithInstance(instance+"-"+group), consumer.WithConsumeFromWhere(froms[i]),
 			consumer.WithConsumeTimestamp("20200101000000"))
 		if err != nil {
-			return nil, err.Error()
+			return consumers, err
 		}
-		first := cc.group == "golden-first"
+		record := i == 0
 		err = pc.Subscribe("orders", consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
 			func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-				mu.Lock()
-				defer mu.Unlock()
+				s.mu.Lock()
+				defer s.mu.Unlock()
 				for _, m := range msgs {
-					if first {
+					if record {
 						s.consumed[m.GetProperty("CE_id")] = m.Body
 						s.consumedTopics[m.GetProperty("CE_id")] = m.Topic
 					}
 				}
 				return consumer.ConsumeSuccess, nil
 			})
-		if err != nil {
-			return nil, err.Error()
+		if err == nil {
+			err = pc.Start()
 		}
-		if err := pc.Start(); err != nil {
-			return nil, err.Error()
+		if err != nil {
+			return consumers, err
 		}
 		consumers = append(consumers, pc)
 	}
+	return consumers, nil
+}
+
+// settle waits until first (golden-first's consumer) consumed both
+// messages, every wanted frame came and each consumer's rebalance is over,
+// then has first commit its offsets and waits to see the commit: the
+// client commits every 5 s and, one-way, at Shutdown, which may close the
+// connection first. It returns why it gave up, or "".
+func (s *clientSession) settle(first rmq.PushConsumer) string {
 	consumedAll := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		return len(s.consumed) == 2
 	}
 	if !within(60*time.Second, func() bool {
 		return consumedAll() && s.seenAll(CodeUpdateOffset) && s.committedPast(CodePullMessage) && s.rebalanced()
 	}) {
-		return nil, "the official client's session did not consume both messages and send every frame within 60s"
+		return "the official client's session did not consume both messages and send every frame within 60s"
 	}
-	// The client commits offsets every 5 s and, one-way, at Shutdown (which
-	// may close the connection first): commit now, and see it arrive.
-	persist, ok := consumers[0].(interface{ PersistConsumerOffset() error })
+	persist, ok := first.(interface{ PersistConsumerOffset() error })
 	if !ok {
-		return nil, "the push consumer has no PersistConsumerOffset"
+		return "the push consumer has no PersistConsumerOffset"
 	}
 	if err := persist.PersistConsumerOffset(); err != nil {
-		return nil, err.Error()
+		return err.Error()
 	}
 	if !within(30*time.Second, func() bool { return s.committedPast(CodeUpdateOffset) }) {
-		return nil, "the client's offset commit did not arrive within 30s"
+		return "the client's offset commit did not arrive within 30s"
 	}
-	for _, pc := range consumers {
-		_ = pc.Shutdown()
-	}
-	return s, ""
+	return ""
 }
 
 // sessionQueues is how many queues each topic of the session has;
