@@ -90,8 +90,17 @@ func TestBrokerStateIsStored(t *testing.T) {
 			r.total(func(s BatchStats) int { return s.Retried + s.Dead }) > 0
 	})
 	for _, ev := range evs {
-		if rec := e.get(ev.ID); rec.Status != store.StatusPending || rec.Attempts != 0 {
-			t.Errorf("during the outage %s is %s after %d attempts, want pending after none", ev.ID, rec.Status, rec.Attempts)
+		// A row a probe holds right now counts the probe's attempt until
+		// its release gives it back; every other row is pending with none.
+		rec, want := e.get(ev.ID), 0
+		if rec.Status == store.StatusInFlight {
+			want = 1
+		}
+		switch {
+		case rec.Status != store.StatusPending && rec.Status != store.StatusInFlight:
+			t.Errorf("during the outage %s is %s, want pending (or in flight under a probe)", ev.ID, rec.Status)
+		case rec.Attempts != want:
+			t.Errorf("during the outage %s is %s after %d attempts, want %d", ev.ID, rec.Status, rec.Attempts, want)
 		}
 	}
 	e.pub.SetDown(nil)
