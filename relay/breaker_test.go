@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/natsembed"
@@ -143,6 +144,28 @@ func runBrokerDown(t *testing.T, tg outageTarget) {
 	if b := health.Brokers(); len(b) != 1 || !b[0].Up || b[0].OutageTotal < brokerDownFor/2 {
 		t.Errorf("health after the outage: %+v, want one broker, up, with an outage total near %v", b, brokerDownFor)
 	}
+	checkAttemptsCharged(t, e, logs, append(first, second...))
+}
+
+// checkAttemptsCharged fails unless each event's row was charged one
+// attempt per publish failure the relay logged for it ("publish failed")
+// plus the one that delivered it: a breaker's release gives its attempt
+// back, so an outage adds none.
+func checkAttemptsCharged(t *testing.T, e *env, logs *logLines, evs []herald.Event) {
+	t.Helper()
+	failures := map[string]int{}
+	for _, line := range logs.between(0, -1, "publish failed") {
+		if _, rest, ok := strings.Cut(line, " event_id="); ok {
+			id, _, _ := strings.Cut(rest, " ")
+			failures[id]++
+		}
+	}
+	for _, ev := range evs {
+		if rec, want := e.get(ev.ID), 1+failures[ev.ID]; rec.Attempts != want {
+			t.Errorf("%s was charged %d attempts, want %d (%d failures logged, and its delivery)",
+				ev.ID, rec.Attempts, want, failures[ev.ID])
+		}
+	}
 }
 
 // Rule: NATS stopped for 15s under a lane with max_attempts 3 costs no
@@ -200,6 +223,7 @@ func TestBrokerDownAtStartNATS(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	e := newEnv(t)
+	w := e.watch()
 	logs := &logLines{}
 	health := NewHealth()
 	lane := e.lane(func(l *Lane) {
@@ -210,8 +234,11 @@ func TestBrokerDownAtStartNATS(t *testing.T) {
 		ProbeInitial: 50 * time.Millisecond, ProbeMax: 500 * time.Millisecond})
 	waitFor(t, 10*time.Second, "the broker reported down before any event", func() bool { return len(health.Unready()) > 0 })
 	evs := events("s", "", 20)
+	claims := w.claimCount()
 	e.enqueue(evs...)
-	time.Sleep(2 * time.Second) // many probes' worth: with max_attempts 2 an unpaused lane would kill them
+	// While the breaker is open only probes claim, an event each: with
+	// max_attempts 2 an unpaused lane would have killed what they took.
+	waitFor(t, 30*time.Second, "five probes with events", func() bool { return w.claimCount() >= claims+5 })
 	if st := e.stats(); st.Dead != 0 || st.Retrying != 0 {
 		t.Fatalf("events paid for a broker down at start: %+v", st)
 	}
@@ -226,4 +253,5 @@ func TestBrokerDownAtStartNATS(t *testing.T) {
 	if u, r := logs.count("broker unreachable"), logs.count("broker recovered"); u != 1 || r != 1 {
 		t.Errorf("%d unreachable and %d recovered log lines, want 1 and 1", u, r)
 	}
+	checkAttemptsCharged(t, e, logs, evs)
 }

@@ -108,12 +108,20 @@ type running struct {
 // keeping every batch's stats.
 func (e *env) start(lanes ...Lane) *running {
 	e.t.Helper()
+	return e.startObserved(Config{Lanes: lanes})
+}
+
+// startObserved runs a relay configured by cfg, keeping every batch's
+// stats (cfg's Observer is replaced).
+func (e *env) startObserved(cfg Config) *running {
+	e.t.Helper()
 	r := &running{done: make(chan error, 1)}
-	return e.run(r, Config{Lanes: lanes, Observer: ObserverFunc(func(s BatchStats) {
+	cfg.Observer = ObserverFunc(func(s BatchStats) {
 		r.mu.Lock()
 		r.stats = append(r.stats, s)
 		r.mu.Unlock()
-	})})
+	})
+	return e.run(r, cfg)
 }
 
 // startWith runs a relay configured by cfg over the env's store.

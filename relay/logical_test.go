@@ -124,7 +124,9 @@ func logBrokerOutage(t *testing.T, e *env) {
 	e.pub.SetDown(herald.Unavailable(errors.New("connection refused")))
 	e.startLog()
 	e.enqueue(events("o", "k", 20)...)
-	time.Sleep(500 * time.Millisecond) // the outage lasts; nothing may be spent meanwhile
+	// The outage lasts for a few publish attempts (the first round and
+	// the breaker's probes); nothing may be spent meanwhile.
+	waitFor(t, 30*time.Second, "publish attempts during the outage", func() bool { return e.pub.Attempts() >= 3 })
 	if st := e.stats(); st.Retrying != 0 || st.Dead != 0 {
 		t.Fatalf("during the outage: %+v, want nothing retried or dead", st)
 	}

@@ -29,6 +29,9 @@ type fakeLog struct {
 	// readCost and recordCost are how long Next (with a batch) and Record
 	// (with a position) take.
 	readCost, recordCost time.Duration
+	// handOverErr, when set, is what every HandOver returns (writing
+	// nothing): the database refusing the failed events' rows.
+	handOverErr error
 
 	mu         sync.Mutex
 	next       int
@@ -48,6 +51,9 @@ func (f *fakeLog) Strays(_ context.Context, _ string, _ store.Scope, p store.Str
 func (f *fakeLog) Close() error { return nil }
 
 func (f *fakeLog) HandOver(_ context.Context, _, _ string, fs []store.LogFailure) error {
+	if f.handOverErr != nil {
+		return f.handOverErr
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, fl := range fs {
@@ -203,6 +209,16 @@ func logBatches(specs ...string) [][]store.Record {
 // recorded (or the test times out).
 func runLogReader(t testing.TB, f *fakeLog, pub broker.Publisher, mod func(*Lane)) {
 	t.Helper()
+	r := newTestLogReader(f, pub, mod)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.relay(ctx, f) }()
+	defer func() { cancel(); <-done }()
+	testenv.WaitFor(t, time.Minute, time.Millisecond, "every batch recorded", func() bool { return f.position() == uint64(len(f.batches)) })
+}
+
+// newTestLogReader is a log reader of a fast lane over f, publishing to pub.
+func newTestLogReader(f *fakeLog, pub broker.Publisher, mod func(*Lane)) *logReader {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg := Config{Node: "test", Logger: log}.withDefaults()
 	lane := Lane{Name: "test", Table: "t", Publisher: pub, Destination: broker.MustParseTemplate("t.{event_type}"),
@@ -212,12 +228,7 @@ func runLogReader(t testing.TB, f *fakeLog, pub broker.Publisher, mod func(*Lane
 	w := newWorker(cfg, lane.WithDefaults(), "test/test-log", nil, log)
 	w.breaker, w.paused = newBreaker("test", log, 10*time.Millisecond, 50*time.Millisecond), new(atomic.Bool)
 	f.handedOver = map[string]store.LogFailure{}
-	r := newLogReader(f, w)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.relay(ctx, f) }()
-	defer func() { cancel(); <-done }()
-	testenv.WaitFor(t, time.Minute, time.Millisecond, "every batch recorded", func() bool { return f.position() == uint64(len(f.batches)) })
+	return newLogReader(f, w)
 }
 
 // Rule: a log lane publishes consecutive batches at once, but records a
@@ -238,6 +249,31 @@ func TestLogLaneRecordsOnlyPastSettledBatches(t *testing.T) {
 		if fl, ok := f.handedOverEvent(id); !ok || !fl.Attempted || fl.Error == "" {
 			t.Errorf("%s handed over as %+v (%v), want a failed attempt", id, fl, ok)
 		}
+	}
+}
+
+// Rule: when a failed event cannot be handed over (the database refuses
+// its row), the log lane records no position from its batch on: not even
+// that of batch 2, acknowledged while batch 1 waited, which would pass
+// batch 1's event, neither acknowledged nor handed over (fakeLog.Record
+// fails the test then). The stream stops with the hand-over's error.
+func TestLogLaneRecordsNothingAfterAFailedHandOver(t *testing.T) {
+	pub := newGatedBroker(map[string]string{"b1-0": "b2-0"})
+	f := &fakeLog{t: t, batches: logBatches("-:b1-0", "-:b2-0", "-:b3-0"), handOverErr: errors.New("database refused")}
+	f.acked = pub.acked
+	r := newTestLogReader(f, pub, func(l *Lane) { l.Concurrency = 2 })
+	var err error
+	if waitCtx(t, time.Minute, func(ctx context.Context) error { err = r.relay(ctx, f); return ctx.Err() }) != nil {
+		t.Fatal("the log reader went on after its hand-over failed; it must stop")
+	}
+	if err == nil || !strings.Contains(err.Error(), "handing over 1 failed events: database refused") {
+		t.Fatalf("relay ended with %v, want the hand-over's error", err)
+	}
+	if !pub.acked("b2-0") {
+		t.Fatal("b2-0 was not acknowledged while b1-0 waited: the test proves nothing")
+	}
+	if pos := f.position(); pos != 0 {
+		t.Fatalf("position %d recorded after batch 1's hand-over failed, want none", pos)
 	}
 }
 

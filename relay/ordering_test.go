@@ -61,16 +61,21 @@ func TestDeadHeadParksOrSkipsItsKey(t *testing.T) {
 	for _, policy := range []OnDead{OnDeadPark, OnDeadSkip} {
 		t.Run(string(policy), func(t *testing.T) {
 			e := newEnv(t)
+			w := e.watch()
 			e.enqueue(events("a", "A", 3)...)
 			e.enqueue(events("b", "B", 3)...)
 			e.pub.FailEvent("a-000", 1, herald.Permanent(errors.New("poison")))
 			e.start(e.lane(func(l *Lane) { l.Ordering = OrderingKey; l.OnDead = policy }))
 			waitFor(t, 5*time.Second, "key B delivered", func() bool { return e.pub.Count("b-002") == 1 })
+			waitFor(t, 5*time.Second, "a-000 dead", func() bool { return e.get("a-000").Status == store.StatusDead })
 			if policy == OnDeadSkip {
 				waitFor(t, 5*time.Second, "key A's later events", func() bool { return e.pub.Count("a-002") == 1 })
 				return
 			}
-			time.Sleep(100 * time.Millisecond) // several poll rounds
+			// Claims after the head died, each of which could have taken
+			// a-001 (a claim at every poll interval at least).
+			after := w.claimCount()
+			waitFor(t, 10*time.Second, "five claims after the head died", func() bool { return w.claimCount() >= after+5 })
 			// A parked row may be inside a claim that is about to release
 			// it when looked at: it must only never go out nor finish.
 			if n, st := e.pub.Count("a-001"), e.get("a-001").Status; n != 0 ||

@@ -20,18 +20,26 @@ import (
 // the rows it locked: the server ends its session within the bound
 // (sqlcommon.TxBound, under the lease), and another relay publishes them
 // within lease + bound. After the frozen relay resumes, nothing is lost.
+//
+// The PostgreSQL lane is ordered: an unordered claim there is one batch
+// ending in COMMIT, so the pause hook runs after its transaction and the
+// rows are held by their lease alone. An ordered claim runs statement by
+// statement, and the hook holds its transaction open with the rows locked
+// and their in-flight marks uncommitted; the other relay then sees every
+// key's earliest rows unfinished and can take nothing until the server
+// ends the frozen session.
 func TestFrozenClaimReleasesItsRows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("freeze test: skipped with -short")
 	}
 	cases := []struct {
-		name, driver, dsn string
-		open              func(ctx context.Context, dsn string) (store.Store, error)
+		name, driver, dsn, ordering string
+		open                        func(ctx context.Context, dsn string) (store.Store, error)
 	}{
-		{"mariadb", "mysql", testenv.MySQLDSN(), func(ctx context.Context, dsn string) (store.Store, error) {
+		{"mariadb", "mysql", testenv.MySQLDSN(), "none", func(ctx context.Context, dsn string) (store.Store, error) {
 			return mysql.Open(ctx, dsn, mysql.Options{})
 		}},
-		{"postgres", "postgres", testenv.PostgresDSN(), func(ctx context.Context, dsn string) (store.Store, error) {
+		{"postgres", "postgres", testenv.PostgresDSN(), "key", func(ctx context.Context, dsn string) (store.Store, error) {
 			return postgres.Open(ctx, dsn, postgres.Options{})
 		}},
 	}
@@ -43,7 +51,7 @@ func TestFrozenClaimReleasesItsRows(t *testing.T) {
 				testenv.Unreachable(t, c.name, err)
 			}
 			defer s.Close()
-			frozenClaim(t, s, c.driver, c.dsn, natsURL)
+			frozenClaim(t, s, c.driver, c.dsn, c.ordering, natsURL)
 		})
 	}
 }
@@ -55,7 +63,7 @@ const (
 	frozenBound = time.Second
 )
 
-func frozenClaim(t *testing.T, s store.Store, driver, dsn, natsURL string) {
+func frozenClaim(t *testing.T, s store.Store, driver, dsn, ordering, natsURL string) {
 	const total, batch = 300, 100
 	table := testenv.Name("frozen")
 	stream := strings.ToUpper(table)
@@ -67,8 +75,8 @@ brokers:
   events: {type: nats, url: %q, stream: %s, subjects: ["%s.>"], create_stream: true}
 lanes:
   - {name: main, table: %s, destination: "%s.{topic}", concurrency: 1, batch_size: %d,
-     lease: %s, publish_timeout: 500ms, poll_interval: 50ms}
-`, driver, dsn, natsURL, stream, table, table, table, batch, frozenLease)), 0o600)
+     lease: %s, publish_timeout: 500ms, poll_interval: 50ms, ordering: %s}
+`, driver, dsn, natsURL, stream, table, table, table, batch, frozenLease, ordering)), 0o600)
 	if code, out := runChildSync(t, dir, "migrate", "--config", cfg); code != 0 {
 		t.Fatalf("migrate: %s", out)
 	}

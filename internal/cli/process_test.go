@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -90,6 +91,26 @@ func (c *child) kill() {
 	c.cmd.Process.Signal(syscall.SIGKILL)
 	<-c.done
 	c.done <- nil
+}
+
+// loggedAt returns when c logged its first line with message msg: the
+// time= field of its text log, so a duration measured to it leaves out how
+// late the test looked.
+func (c *child) loggedAt(t *testing.T, msg string) time.Time {
+	t.Helper()
+	for _, line := range strings.Split(c.stderr.String(), "\n") {
+		if !strings.Contains(line, `msg="`+msg+`"`) && !strings.Contains(line, "msg="+msg+" ") {
+			continue
+		}
+		field, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
+		at, err := time.Parse(time.RFC3339Nano, field)
+		if err != nil || !strings.HasPrefix(line, "time=") {
+			t.Fatalf("no time in log line %q: %v", line, err)
+		}
+		return at
+	}
+	t.Fatalf("the process never logged %q:\n%s", msg, c.stderr.String())
+	return time.Time{}
 }
 
 type syncBuffer struct {

@@ -16,7 +16,8 @@ import (
 )
 
 // Rule: three `herald run` processes on one database relay every event to
-// NATS; with no lease expiring, none arrives twice.
+// NATS; with no lease expiring, none is published twice (counted on the
+// wire, beside the stream, which would drop a second copy).
 func TestScaleOutThreeRelays(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scale-out test: skipped with -short")
@@ -69,6 +70,7 @@ lanes:
 		defer d.Drop(context.Background(), table)
 	}
 	enqueueMany(t, s, table, total)
+	wire := tapWire(t, natsURL, table+".>")
 	start := time.Now()
 	var relays []*child
 	for range procs {
@@ -80,25 +82,23 @@ lanes:
 		return err == nil && st.Delivered == int64(total)
 	})
 	elapsed := time.Since(start)
+	lost := 0
 	for _, r := range relays {
 		r.terminate(t)
+		lost += strings.Count(r.stderr.String(), "lease lost")
 	}
-	seen := map[string]int{}
+	// The stream dedupes by Nats-Msg-Id: it shows that nothing is missing;
+	// the wire shows whether anything was published twice.
+	seen := map[string]bool{}
 	for _, m := range readStream(t, natsURL, stream, total) {
-		seen[m.Header.Get("ce-id")]++
-	}
-	dups := 0
-	for _, n := range seen {
-		dups += n - 1
+		seen[m.Header.Get("ce-id")] = true
 	}
 	if len(seen) != total {
 		t.Fatalf("NATS has %d distinct events, want %d", len(seen), total)
 	}
+	dups := checkWire(t, wire, total, 0)
 	rate := float64(total) / elapsed.Seconds()
-	t.Logf("%d relays: %d events in %s (%.0f events/s, enqueue excluded); %d arrived more than once",
-		procs, total, elapsed.Round(time.Millisecond), rate, dups)
-	if dups != 0 {
-		t.Errorf("%d events arrived twice although no lease expired", dups)
-	}
+	t.Logf("%d relays: %d events in %s (%.0f events/s, enqueue excluded); %d published more than once, %d leases lost",
+		procs, total, elapsed.Round(time.Millisecond), rate, dups, lost)
 	return rate
 }

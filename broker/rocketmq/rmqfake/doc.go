@@ -11,9 +11,12 @@
 // header {code, language, version, opaque, flag, remark, extFields} and the
 // body. Bit 0 of flag marks a response; a response carries the request's
 // opaque. This is the format rocketmq-client-go v2 writes and reads
-// (internal/remote/codec.go); golden_test.go checks frames built byte by
-// byte from it, and the rocketmq package drives the official client
-// against this server end to end.
+// (internal/remote/codec.go). client_test.go runs the official client
+// against the fake and checks what the fake read from the client's own
+// frames, one check per request code (the codes the Go client never sends
+// replay its frames of the same header, or, for UNREGISTER_CLIENT, are
+// built byte by byte); golden_test.go checks the route answer byte by
+// byte; the rocketmq package drives the client end to end.
 //
 // # Served request codes
 //

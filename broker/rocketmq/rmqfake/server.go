@@ -1,8 +1,10 @@
 package rmqfake
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -22,6 +24,11 @@ type Options struct {
 	// asks for up to 20s). Default 15s; tests that shut a consumer down
 	// set it low, because the client leaves a pull pending until answered.
 	MaxLongPoll time.Duration
+
+	// tap, when set, is given each request frame as it came off the wire
+	// (total length included): the golden tests capture the official
+	// client's own bytes with it.
+	tap func(frame []byte)
 }
 
 // Cluster is one name server and one broker.
@@ -170,8 +177,17 @@ func (c *Cluster) serveConn(conn net.Conn, wmu *sync.Mutex, h handler) {
 	}()
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
+	var in io.Reader = conn
+	var raw bytes.Buffer
+	if c.opts.tap != nil {
+		in = io.TeeReader(conn, &raw)
+	}
 	for {
-		req, err := ReadCommand(conn)
+		raw.Reset()
+		req, err := ReadCommand(in)
+		if err == nil && c.opts.tap != nil {
+			c.opts.tap(bytes.Clone(raw.Bytes()))
+		}
 		if err != nil {
 			// A broker forgets the consumers of a closed channel (a
 			// killed process) at once, so the group rebalances without
