@@ -15,8 +15,8 @@ import (
 
 // Rule: on PostgreSQL an idle relay is woken by the NOTIFY of a commit made
 // by another program (a plain INSERT, no Herald code), not by polling: with
-// poll_interval an hour, once its worker's claim found nothing, the event
-// still arrives.
+// poll_interval an hour and the store's peeks hidden, once its worker's
+// claim found nothing, the event still arrives.
 func TestPostgresNotifyWakesIdleRelay(t *testing.T) {
 	ctx := context.Background()
 	s, err := postgres.Open(ctx, testenv.PostgresDSN(), postgres.Options{})
@@ -29,7 +29,7 @@ func TestPostgresNotifyWakesIdleRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Drop(ctx, table)
-	w := &watchedPostgres{Store: s}
+	w := newWatchedPostgres(s)
 	e := &env{t: t, store: w, table: table}
 	e.pub = memory.New(memory.Config{})
 	e.start(e.lane(func(l *Lane) { l.PollInterval = time.Hour }))

@@ -49,14 +49,15 @@ func TestConcurrentWorkersClaimExclusively(t *testing.T) {
 }
 
 // Rule: an idle relay reacts to an enqueue in this process at once, not at
-// its next look. An idle worker looks (peeks) at doubling intervals up to
-// poll_interval (an hour here); once two of its looks came a second
-// apart, the next comes no sooner than that after the last, so an event
-// enqueued right then and delivered before it was delivered by the wakeup
-// (a second leaves room for a loaded machine under -race).
+// its next look. On a store it cannot peek at, an idle worker looks
+// (claims) at doubling intervals up to poll_interval (an hour here); once
+// two of its looks came a second apart, the next comes no sooner than that
+// after the last, so an event enqueued right then and delivered before it
+// was delivered by the wakeup (a second leaves room for a loaded machine
+// under -race). On a store it can peek at, it also peeks every idlePeek.
 func TestInProcessWakeupBeatsPollInterval(t *testing.T) {
 	e := newEnv(t)
-	w := e.watch()
+	w := e.watchClaimsOnly()
 	e.start(e.lane(func(l *Lane) { l.PollInterval = time.Hour }))
 	const idleGap = time.Second
 	waitFor(t, 30*time.Second, "the worker idle, looking a second apart", func() bool {

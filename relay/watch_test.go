@@ -114,11 +114,43 @@ func (e *env) watch() *watchedSQLite {
 	return w
 }
 
-// watchedPostgres is a PostgreSQL store whose claims are recorded (its
-// wakeups, store.Waker, are the store's own).
-type watchedPostgres struct {
-	*postgres.Store
+// claimsOnly is a store that cannot be peeked at: its idle workers'
+// looks are claims, backing off to poll_interval.
+type claimsOnly struct {
+	store.Store
 	looks
+}
+
+func (s *claimsOnly) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
+	recs, err := s.Store.Claim(ctx, p)
+	s.sawClaim(p.Owner, len(recs), err)
+	return recs, err
+}
+
+// watchClaimsOnly is watch on a view of the env's store without peeks.
+func (e *env) watchClaimsOnly() *claimsOnly {
+	e.t.Helper()
+	w := &claimsOnly{Store: e.store}
+	e.store = w
+	return w
+}
+
+// watchedPostgres is a PostgreSQL store whose claims are recorded, with
+// its wakeups (store.Waker) but without its peeks: its idle workers look
+// only when woken or at poll_interval.
+type watchedPostgres struct {
+	store.Store
+	waker store.Waker
+	looks
+}
+
+func newWatchedPostgres(s *postgres.Store) *watchedPostgres {
+	return &watchedPostgres{Store: s, waker: s}
+}
+
+// Wakeups is the store's own.
+func (s *watchedPostgres) Wakeups(ctx context.Context, table string) (<-chan struct{}, error) {
+	return s.waker.Wakeups(ctx, table)
 }
 
 func (s *watchedPostgres) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
