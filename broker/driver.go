@@ -33,6 +33,19 @@ type DriverConfig interface {
 	Open(ctx context.Context, env OpenEnv) (Opened, error)
 }
 
+// ConfigError is an error of DriverConfig.Open caused by the entry's
+// settings, or by what they leave to the environment (a region, the
+// credentials), not by the broker's state: `herald run` exits 2 on it, as
+// on an invalid file, naming Key under the entry's path.
+type ConfigError struct {
+	// Key is the entry's key to set or fix: "region", "access_key_id".
+	Key string
+	Err error
+}
+
+func (e *ConfigError) Error() string { return e.Key + ": " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
 // OpenEnv is what the loader passes to DriverConfig.Open.
 type OpenEnv struct {
 	// Name is the entry's key under `brokers`.
