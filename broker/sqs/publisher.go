@@ -2,8 +2,6 @@ package sqs
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -39,6 +37,7 @@ const (
 // policy and breaker decide.
 type Publisher struct {
 	cfg    Config
+	aws    awsconf.Conn
 	client *awssqs.Client
 	queues *queues
 	closed atomic.Bool
@@ -62,8 +61,8 @@ func New(ctx context.Context, cfg Config) (*Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	client := awssqs.NewFromConfig(awsCfg)
-	return &Publisher{cfg: cfg, client: client, queues: &queues{client: client, known: map[string]queue{}}}, nil
+	client := awssqs.NewFromConfig(awsCfg.Config)
+	return &Publisher{cfg: cfg, aws: awsCfg, client: client, queues: &queues{client: client, known: map[string]queue{}}}, nil
 }
 
 // Guarantees implements the declaration brokertest checks, for standard
@@ -90,18 +89,20 @@ func (p *Publisher) Ping(ctx context.Context) error {
 	return herald.Unavailable(fmt.Errorf("sqs: ping: %w", err))
 }
 
+// region is the aws.Config the publisher runs on, for saying where.
+func (p *Publisher) awsConfig() aws.Config { return p.aws.Config }
+
 // Close implements broker.Publisher.
 func (p *Publisher) Close() error {
 	p.closed.Store(true)
+	p.aws.Close()
 	return nil
 }
 
 // outgoing is one message encoded for its queue.
 type outgoing struct {
-	msg   awsmsg.Message
+	awsmsg.Outgoing
 	queue queue
-	group string
-	dedup string
 }
 
 // Publish implements broker.Publisher.
@@ -127,102 +128,52 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 			resolved[m.Destination] = q
 		}
 		out[i], results[i].Err = p.encode(m, q)
-		sizes[i] = out[i].msg.Size()
+		sizes[i] = out[i].Size()
 	}
 	awsmsg.Send(ctx, msgs, sizes, results, awsmsg.Batching{Entries: batchEntries, Bytes: batchBytes, Parallel: p.cfg.Parallel},
-		func(ctx context.Context, _ string, idx []int) []broker.Result { return p.sendBatch(ctx, msgs, out, idx) })
+		func(ctx context.Context, _ string, idx []int) []broker.Result {
+			return p.sendBatch(ctx, msgs, out, idx)
+		})
 	return results
 }
 
 // encode maps m onto its queue's message and checks it against the
 // limits; the error is permanent.
 func (p *Publisher) encode(m broker.Message, q queue) (outgoing, error) {
-	o := outgoing{msg: awsmsg.Encode(m, p.cfg.Source), queue: q}
-	id, payload, size := m.Event.ID, len(m.Event.Payload), o.msg.Size()
-	switch {
-	case payload > p.cfg.MaxPayload:
-		return o, herald.Permanent(awsmsg.TooLarge("sqs", id, payload, payload, p.cfg.MaxPayload, "max_payload"))
-	case size > q.maxSize:
-		return o, herald.Permanent(awsmsg.TooLarge("sqs", id, payload, size, q.maxSize,
-			"the queue's MaximumMessageSize"))
-	}
-	if !q.fifo {
-		return o, nil
-	}
-	o.group, o.dedup = sqsID(m.Event.PartitionKey), sqsID(id)
-	if o.group == "" {
-		o.group = p.cfg.MessageGroupID
-	}
-	if o.group == "" {
-		return o, herald.Permanent(fmt.Errorf("sqs: event %s has no partition key, and FIFO queue %s needs a MessageGroupId: "+
-			"set the broker's message_group_id or give the event a partition key", id, queueName(m.Destination)))
-	}
-	return o, nil
-}
-
-// sqsID returns s as an SQS group or deduplication id: itself when SQS
-// takes it (up to 128 of a-z A-Z 0-9 and ASCII punctuation), else a
-// SHA-256 of it, the same for the same s so that order and dedupe hold.
-func sqsID(s string) string {
-	ok := len(s) <= 128
-	for i := 0; ok && i < len(s); i++ {
-		ok = s[i] > ' ' && s[i] < 0x7f
-	}
-	if ok {
-		return s
-	}
-	sum := sha256.Sum256([]byte(s))
-	return "sha256-" + hex.EncodeToString(sum[:])
+	o, err := awsmsg.Prepare(m, p.cfg.Source, awsmsg.Limits{Service: "sqs", MaxPayload: p.cfg.MaxPayload,
+		MaxSize: q.maxSize, SizeName: "the queue's MaximumMessageSize", FIFO: q.fifo, DefaultGroup: p.cfg.MessageGroupID})
+	return outgoing{Outgoing: o, queue: q}, err
 }
 
 // sendBatch sends msgs[idx...] (one queue) in one SendMessageBatch call
 // and maps each entry's result to its message.
 func (p *Publisher) sendBatch(ctx context.Context, msgs []broker.Message, out []outgoing, idx []int) []broker.Result {
-	res := make([]broker.Result, len(idx))
 	q := out[idx[0]].queue
 	entries := make([]types.SendMessageBatchRequestEntry, len(idx))
 	for j, i := range idx {
 		o := out[i]
-		e := types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(j)), MessageBody: aws.String(o.msg.Body),
-			MessageAttributes: attributes(o.msg.Attributes)}
+		e := types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(j)), MessageBody: aws.String(o.Body),
+			MessageAttributes: attributes(o.Attributes)}
 		if q.fifo {
-			e.MessageGroupId, e.MessageDeduplicationId = aws.String(o.group), aws.String(o.dedup)
+			e.MessageGroupId, e.MessageDeduplicationId = aws.String(o.Group), aws.String(o.Dedup)
 		}
 		entries[j] = e
 	}
 	resp, err := p.client.SendMessageBatch(ctx, &awssqs.SendMessageBatchInput{QueueUrl: aws.String(q.url), Entries: entries})
-	if err != nil {
-		err = fmt.Errorf("sqs: send to %s: %w", queueName(q.url), awsconf.Request(err))
-		for j := range res {
-			res[j].Err = err
+	var answers []awsmsg.Answer
+	if err == nil {
+		for _, s := range resp.Successful {
+			answers = append(answers, awsmsg.Answer{ID: aws.ToString(s.Id), MessageID: aws.ToString(s.MessageId)})
 		}
-		return res
-	}
-	answered := make([]bool, len(idx))
-	for _, s := range resp.Successful {
-		if j, ok := entryIndex(s.Id, len(idx)); ok {
-			res[j].Receipt, answered[j] = herald.Receipt{MessageID: aws.ToString(s.MessageId)}, true
+		for _, f := range resp.Failed {
+			answers = append(answers, awsmsg.Answer{ID: aws.ToString(f.Id), Code: aws.ToString(f.Code), Text: aws.ToString(f.Message)})
 		}
 	}
-	for _, f := range resp.Failed {
-		if j, ok := entryIndex(f.Id, len(idx)); ok {
-			code, text := aws.ToString(f.Code), aws.ToString(f.Message)
-			res[j].Err, answered[j] = awsconf.Wrap(awsconf.CodeKind(code, text),
-				fmt.Errorf("sqs: event %s refused by %s: %s: %s", msgs[idx[j]].Event.ID, queueName(q.url), code, text)), true
-		}
+	ids := make([]string, len(idx))
+	for j, i := range idx {
+		ids[j] = msgs[i].Event.ID
 	}
-	for j, ok := range answered {
-		if !ok {
-			res[j].Err = herald.Ambiguous(fmt.Errorf("sqs: event %s: SendMessageBatch answered nothing for it", msgs[idx[j]].Event.ID))
-		}
-	}
-	return res
-}
-
-// entryIndex reads a batch entry id back as its index.
-func entryIndex(id *string, n int) (int, bool) {
-	j, err := strconv.Atoi(aws.ToString(id))
-	return j, err == nil && j >= 0 && j < n
+	return awsmsg.Results("sqs", queueName(q.url), ids, err, answers)
 }
 
 // attributes converts awsmsg attributes to SQS's.

@@ -8,11 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awscfg "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
@@ -77,12 +79,22 @@ func (s Settings) Where(cfg aws.Config) string {
 // or role lookup is a network call).
 const credentialsTimeout = 10 * time.Second
 
+// Conn is an aws.Config with an HTTP transport of its own, whose idle
+// connections Close releases (an adapter's Close leaves none behind).
+type Conn struct {
+	aws.Config
+	transport *http.Transport
+}
+
+// Close closes the connections the clients on c keep open.
+func (c Conn) Close() { c.transport.CloseIdleConnections() }
+
 // Load returns the aws.Config of s over the standard chain, with the SDK's
 // own retries limited to attempts (1: none; Herald's retry policy and
 // breaker decide). It fails with a *broker.ConfigError naming the key to
 // set when no region or no credentials can be found: the relay cannot do
 // anything useful without them.
-func (s Settings) Load(ctx context.Context, attempts int) (aws.Config, error) {
+func (s Settings) Load(ctx context.Context, attempts int) (Conn, error) {
 	opts := []func(*awscfg.LoadOptions) error{
 		awscfg.WithRetryer(func() aws.Retryer {
 			if attempts <= 1 {
@@ -106,18 +118,26 @@ func (s Settings) Load(ctx context.Context, attempts int) (aws.Config, error) {
 	}
 	cfg, err := awscfg.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return aws.Config{}, &broker.ConfigError{Key: "profile", Err: fmt.Errorf("loading the AWS configuration: %w", err)}
+		return Conn{}, &broker.ConfigError{Key: "profile", Err: fmt.Errorf("loading the AWS configuration: %w", err)}
 	}
 	if cfg.Region == "" {
-		return aws.Config{}, &broker.ConfigError{Key: "region",
+		return Conn{}, &broker.ConfigError{Key: "region",
 			Err: errors.New("no AWS region: set it here or in AWS_REGION (or the profile's region)")}
 	}
 	cctx, cancel := context.WithTimeout(ctx, credentialsTimeout)
 	defer cancel()
 	if _, err := cfg.Credentials.Retrieve(cctx); err != nil {
-		return aws.Config{}, &broker.ConfigError{Key: "access_key_id", Err: fmt.Errorf(
+		return Conn{}, &broker.ConfigError{Key: "access_key_id", Err: fmt.Errorf(
 			"no AWS credentials found (set access_key_id and secret_access_key, AWS_ACCESS_KEY_ID and "+
 				"AWS_SECRET_ACCESS_KEY, a profile, or run with a role): %w", err)}
 	}
-	return cfg, nil
+	// A transport of its own (with the CA bundle the chain may have set
+	// on the SDK's client), so that Close can release its connections.
+	bc, ok := cfg.HTTPClient.(*awshttp.BuildableClient)
+	if !ok {
+		bc = awshttp.NewBuildableClient()
+	}
+	tr := bc.GetTransport()
+	cfg.HTTPClient = &http.Client{Transport: tr}
+	return Conn{Config: cfg, transport: tr}, nil
 }

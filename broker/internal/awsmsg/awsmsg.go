@@ -8,7 +8,9 @@
 package awsmsg
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -53,15 +55,31 @@ func (m Message) Size() int {
 	return n
 }
 
+// ownAttributes are the CloudEvents attributes Headers sets (a user
+// header of such a name is sent renamed).
+var ownAttributes = []string{"specversion", "id", "type", "source", "time", "subject", "tenant", "topic"}
+
+// Split returns the message's CloudEvents attributes by bare name ("id")
+// and its user headers (reserved ones renamed), as broker.Headers gives
+// them, for services whose messages carry them otherwise than as headers.
+func Split(m broker.Message, source string) (own, user map[string]string) {
+	user = broker.Headers(m, HeaderPrefix, source)
+	own = make(map[string]string, len(ownAttributes))
+	for _, name := range ownAttributes {
+		if v, ok := user[HeaderPrefix+name]; ok {
+			own[name] = v
+			delete(user, HeaderPrefix+name)
+		}
+	}
+	return own, user
+}
+
 // Encode maps m onto a message, with source as the CloudEvents source.
 func Encode(m broker.Message, source string) Message {
-	h := broker.Headers(m, HeaderPrefix, source)
-	user := broker.UserHeaders(m)
-	attrs := make(map[string]string, len(h))
-	for k, v := range h {
-		if _, isUser := user[k]; !isUser {
-			attrs[k] = v
-		}
+	own, user := Split(m, source)
+	attrs := make(map[string]string, len(own)+len(user))
+	for name, v := range own {
+		attrs[HeaderPrefix+name] = v
 	}
 	out := Message{Attributes: attrs}
 	if Text(m.Event.Payload) {
@@ -174,4 +192,70 @@ func TooLarge(service, id string, payload, size, limit int, which string) error 
 	}
 	return fmt.Errorf("%w: %s: event %s: payload is %d bytes, %d with its encoding and attributes; the limit (%s) is %d",
 		herald.ErrPayloadTooLarge, service, id, payload, size, which, limit)
+}
+
+// Outgoing is one message ready for SQS or SNS.
+type Outgoing struct {
+	Message
+	// Group and Dedup are the MessageGroupId and MessageDeduplicationId
+	// of a message to a FIFO queue or topic; empty otherwise.
+	Group, Dedup string
+}
+
+// Limits are what an outgoing message is checked against.
+type Limits struct {
+	// Service names the adapter in errors: "sqs", "sns".
+	Service string
+	// MaxPayload is the announced payload limit (max_payload).
+	MaxPayload int
+	// MaxSize is the service's limit on the whole message, and SizeName
+	// what sets it ("the queue's MaximumMessageSize").
+	MaxSize  int
+	SizeName string
+	// FIFO: the destination is a FIFO queue or topic; DefaultGroup is the
+	// group of events without a partition key (message_group_id).
+	FIFO         bool
+	DefaultGroup string
+}
+
+// Prepare encodes m and checks it against lim; its error is permanent:
+// the payload over the announced limit or the message over the service's
+// (herald.ErrPayloadTooLarge, naming the limit), or a FIFO destination
+// and no group for an event without a partition key.
+func Prepare(m broker.Message, source string, lim Limits) (Outgoing, error) {
+	o := Outgoing{Message: Encode(m, source)}
+	id, payload, size := m.Event.ID, len(m.Event.Payload), o.Size()
+	switch {
+	case payload > lim.MaxPayload:
+		return o, herald.Permanent(TooLarge(lim.Service, id, payload, payload, lim.MaxPayload, "max_payload"))
+	case size > lim.MaxSize:
+		return o, herald.Permanent(TooLarge(lim.Service, id, payload, size, lim.MaxSize, lim.SizeName))
+	}
+	if !lim.FIFO {
+		return o, nil
+	}
+	o.Group, o.Dedup = FIFOID(m.Event.PartitionKey), FIFOID(id)
+	if o.Group == "" {
+		o.Group = lim.DefaultGroup
+	}
+	if o.Group == "" {
+		return o, herald.Permanent(fmt.Errorf("%s: event %s has no partition key, and the FIFO destination %s needs a "+
+			"MessageGroupId: set the broker's message_group_id or give the event a partition key", lim.Service, id, m.Destination))
+	}
+	return o, nil
+}
+
+// FIFOID returns s as a FIFO group or deduplication id: itself when SQS
+// and SNS take it (up to 128 of a-z A-Z 0-9 and ASCII punctuation), else
+// a SHA-256 of it, the same for the same s so that order and dedupe hold.
+func FIFOID(s string) string {
+	ok := len(s) <= 128
+	for i := 0; ok && i < len(s); i++ {
+		ok = s[i] > ' ' && s[i] < 0x7f
+	}
+	if ok {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return "sha256-" + hex.EncodeToString(sum[:])
 }

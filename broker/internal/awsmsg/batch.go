@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"sync"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/broker/internal/awsconf"
 	"github.com/heraldhq/herald/broker/internal/keyed"
 )
 
@@ -136,4 +139,47 @@ func nextCall(msgs []broker.Message, sizes []int, results []broker.Result, b Bat
 		bytes += sizes[i]
 	}
 	return call, rest
+}
+
+// Answer is one entry's answer in a batch call: its id (the entry's index
+// in the call), and the service's message id or error code and text.
+type Answer struct {
+	ID        string
+	MessageID string
+	Code      string
+	Text      string
+}
+
+// Results maps a batch call to one result per message: err (the call's
+// own error) for all, else each entry's answer, an entry the service did
+// not answer being ambiguous. eventIDs are the call's events, in order.
+func Results(service, dest string, eventIDs []string, err error, answers []Answer) []broker.Result {
+	res := make([]broker.Result, len(eventIDs))
+	if err != nil {
+		err = fmt.Errorf("%s: send to %s: %w", service, dest, awsconf.Request(err))
+		for j := range res {
+			res[j].Err = err
+		}
+		return res
+	}
+	answered := make([]bool, len(eventIDs))
+	for _, a := range answers {
+		j, perr := strconv.Atoi(a.ID)
+		if perr != nil || j < 0 || j >= len(res) {
+			continue
+		}
+		answered[j] = true
+		if a.Code == "" {
+			res[j].Receipt = herald.Receipt{MessageID: a.MessageID}
+			continue
+		}
+		res[j].Err = awsconf.Wrap(awsconf.CodeKind(a.Code, a.Text),
+			fmt.Errorf("%s: event %s refused by %s: %s: %s", service, eventIDs[j], dest, a.Code, a.Text))
+	}
+	for j, ok := range answered {
+		if !ok {
+			res[j].Err = herald.Ambiguous(fmt.Errorf("%s: event %s: the batch call answered nothing for it", service, eventIDs[j]))
+		}
+	}
+	return res
 }

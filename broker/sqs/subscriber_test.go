@@ -1,0 +1,130 @@
+package sqs_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/broker/internal/awstest"
+	"github.com/heraldhq/herald/broker/sqs"
+	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/projector/projectortest"
+)
+
+// crashChildEnv carries a crash child's job (projectortest.CrashChild).
+const crashChildEnv = "HERALD_SQS_CRASH_CHILD"
+
+// crashSource is what a crash child subscribes to.
+type crashSource struct {
+	Endpoint string `json:"endpoint"`
+	Queue    string `json:"queue"`
+}
+
+func init() {
+	if job := os.Getenv(crashChildEnv); job != "" {
+		testenv.NoAWSMetadata()
+		projectortest.CrashChild(job, func(raw json.RawMessage) (broker.Subscriber, error) {
+			var src crashSource
+			if err := json.Unmarshal(raw, &src); err != nil {
+				return nil, err
+			}
+			return sqs.NewSubscriber(context.Background(), sqs.SubscriberConfig{Settings: awstest.Settings(src.Endpoint),
+				Queue: src.Queue, WaitTime: time.Second, VisibilityTimeout: 3 * time.Second})
+		})
+	}
+}
+
+// subscribe opens a subscriber on queue with a short long poll.
+func subscribe(tb testing.TB, endpoint, queue string, visibility time.Duration) broker.Subscriber {
+	tb.Helper()
+	s, err := sqs.NewSubscriber(context.Background(), sqs.SubscriberConfig{Settings: awstest.Settings(endpoint), Queue: queue,
+		WaitTime: time.Second, VisibilityTimeout: visibility})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// publisher returns a publisher on endpoint, closed when the test ends.
+func publisher(tb testing.TB, endpoint string) *sqs.Publisher {
+	tb.Helper()
+	p, err := sqs.New(context.Background(), sqs.Config{Settings: awstest.Settings(endpoint)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// publishTo returns a SourceConfig.Publish that sends to queue.
+func publishTo(p broker.Publisher, queue string) func(tb testing.TB, evs []herald.Event) {
+	return func(tb testing.TB, evs []herald.Event) {
+		tb.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		msgs := make([]broker.Message, len(evs))
+		for i, ev := range evs {
+			msgs[i] = broker.Message{Event: ev, Destination: queue, Attempt: 1}
+		}
+		for i, r := range p.Publish(ctx, msgs) {
+			if r.Err != nil {
+				tb.Fatalf("publish %s: %v", evs[i].ID, r.Err)
+			}
+		}
+	}
+}
+
+// TestSubscriberProjects10k projects 10,000 events from one queue (a
+// standard one and a FIFO one, whose order per key the suite checks),
+// consumed by two projector processes, into a counting read model.
+func TestSubscriberProjects10k(t *testing.T) {
+	srv := testenv.StartMoto(t)
+	c := awstest.SQSClient(t, srv.URL)
+	p := publisher(t, srv.URL)
+	for _, fifo := range []bool{false, true} {
+		name := map[bool]string{false: "standard", true: "fifo"}[fifo]
+		t.Run(name, func(t *testing.T) {
+			queue := awstest.CreateQueue(t, c, "sub", fifo)
+			projectortest.RunSource(t, projectortest.SourceConfig{
+				Subscribe: func(tb testing.TB) broker.Subscriber { return subscribe(tb, srv.URL, queue, 30*time.Second) },
+				Publish:   publishTo(p, queue),
+				KeyOrder:  fifo,
+				Within:    5 * time.Minute,
+			})
+		})
+	}
+}
+
+// TestSubscriberKilledAfterCommitBeforeAck: a projector process is killed
+// with SIGKILL after its ledger commit and before the delete; the message
+// reappears after its visibility timeout, a new subscriber applies it
+// zero more times and deletes it.
+func TestSubscriberKilledAfterCommitBeforeAck(t *testing.T) {
+	srv := testenv.StartMoto(t)
+	queue := awstest.CreateQueue(t, awstest.SQSClient(t, srv.URL), "crash", false)
+	projectortest.RunKilledBeforeAck(t, projectortest.CrashConfig{
+		Env: crashChildEnv, Source: crashSource{Endpoint: srv.URL, Queue: queue},
+		Publish:   publishTo(publisher(t, srv.URL), queue),
+		Subscribe: func(tb testing.TB) broker.Subscriber { return subscribe(tb, srv.URL, queue, 3*time.Second) },
+	})
+	if got := awstest.ReadQueue(t, awstest.SQSClient(t, srv.URL), queue, 0); len(got) != 0 {
+		t.Errorf("[deleted after the ack] the queue still holds %d messages", len(got))
+	}
+}
+
+// TestSubscriberForwardedEventsOnce: rows that copied an incoming
+// CloudEvent's ce-id and ce-type (varied case), relayed to SQS, are each
+// projected once under their own id.
+func TestSubscriberForwardedEventsOnce(t *testing.T) {
+	srv := testenv.StartMoto(t)
+	queue := awstest.CreateQueue(t, awstest.SQSClient(t, srv.URL), "fwd", false)
+	projectortest.RunForwarded(t, projectortest.ForwardedConfig{
+		Subscribe:   func(tb testing.TB) broker.Subscriber { return subscribe(tb, srv.URL, queue, 30*time.Second) },
+		Publisher:   publisher(t, srv.URL),
+		Destination: queue, HeaderPrefix: sqs.HeaderPrefix,
+	})
+}
