@@ -175,4 +175,3 @@ func (p *Publisher) putRecords(ctx context.Context, msgs []broker.Message, strea
 	}
 	return res
 }
-

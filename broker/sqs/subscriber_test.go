@@ -27,7 +27,7 @@ type crashSource struct {
 func init() {
 	if job := os.Getenv(crashChildEnv); job != "" {
 		testenv.NoAWSMetadata()
-		projectortest.CrashChild(job, func(raw json.RawMessage) (broker.Subscriber, error) {
+		projectortest.CrashChild(job, func(raw json.RawMessage, _ projectortest.Store) (broker.Subscriber, error) {
 			var src crashSource
 			if err := json.Unmarshal(raw, &src); err != nil {
 				return nil, err
@@ -94,6 +94,8 @@ func TestSubscriberProjects10k(t *testing.T) {
 				Publish:   publishTo(p, queue),
 				KeyOrder:  fifo,
 				Within:    5 * time.Minute,
+				// moto's receive and delete scan the whole queue.
+				MaxBacklog: 1000,
 			})
 		})
 	}
@@ -109,7 +111,9 @@ func TestSubscriberKilledAfterCommitBeforeAck(t *testing.T) {
 	projectortest.RunKilledBeforeAck(t, projectortest.CrashConfig{
 		Env: crashChildEnv, Source: crashSource{Endpoint: srv.URL, Queue: queue},
 		Publish:   publishTo(publisher(t, srv.URL), queue),
-		Subscribe: func(tb testing.TB) broker.Subscriber { return subscribe(tb, srv.URL, queue, 3*time.Second) },
+		Subscribe: func(tb testing.TB, _ projectortest.Store) broker.Subscriber {
+			return subscribe(tb, srv.URL, queue, 3*time.Second)
+		},
 	})
 	if got := awstest.ReadQueue(t, awstest.SQSClient(t, srv.URL), queue, 0); len(got) != 0 {
 		t.Errorf("[deleted after the ack] the queue still holds %d messages", len(got))

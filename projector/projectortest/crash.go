@@ -32,8 +32,9 @@ type CrashConfig struct {
 	// Publish sends events to the subscription.
 	Publish func(tb testing.TB, evs []herald.Event)
 	// Subscribe opens a subscriber on the subscription in the test's own
-	// process: the consumer the broker redelivers to.
-	Subscribe func(tb testing.TB) broker.Subscriber
+	// process (the consumer the broker redelivers to), given the
+	// projection's store (for subscribers that keep positions there).
+	Subscribe func(tb testing.TB, s Store) broker.Subscriber
 	// Within bounds the redelivery (a visibility timeout, a lease).
 	// Defaults to 60s.
 	Within time.Duration
@@ -91,7 +92,7 @@ func RunKilledBeforeAck(t *testing.T, cfg CrashConfig) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub := cfg.Subscribe(t)
+	sub := cfg.Subscribe(t, s)
 	t.Cleanup(func() { _ = sub.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -110,15 +111,15 @@ func RunKilledBeforeAck(t *testing.T, cfg CrashConfig) {
 
 // CrashChild runs the crash child's job (the value of CrashConfig.Env)
 // and never returns: subscribe opens the subscriber the job's Source
-// describes.
-func CrashChild(job string, subscribe func(source json.RawMessage) (broker.Subscriber, error)) {
+// describes, given the child's projection store.
+func CrashChild(job string, subscribe func(source json.RawMessage, s Store) (broker.Subscriber, error)) {
 	var j crashJob
 	if err := json.Unmarshal([]byte(job), &j); err != nil {
 		fmt.Fprintln(os.Stderr, "bad crash job:", err)
 		os.Exit(99)
 	}
-	p := ChildProjector("sqlite", j.Path, j.Table, j.Model)
-	sub, err := subscribe(j.Source)
+	p, s := childProjector("sqlite", j.Path, j.Table, j.Model)
+	sub, err := subscribe(j.Source, s)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(98)
