@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -181,4 +182,8 @@ type SubscribeRequest struct {
 	// Logger is the process's, for what a subscriber reports beside its
 	// errors (nil: slog.Default()).
 	Logger *slog.Logger
+	// DB and Dialect are the projection's database, for subscribers that
+	// keep their positions there (Kinesis's shard checkpoints).
+	DB      *sql.DB
+	Dialect herald.Dialect
 }

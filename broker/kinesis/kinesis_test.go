@@ -39,7 +39,7 @@ func decode(t *testing.T, r types.Record) brokertest.Received {
 // fault proxy (the outage test stops and starts the proxy), on streams of
 // two shards.
 func TestConformance(t *testing.T) {
-	srv := testenv.StartKinesalite(t)
+	srv := testenv.Kinesalite.Start(t)
 	brokertest.Run(t, brokertest.Target{
 		Guarantees:     (&kinesis.Publisher{}).Guarantees(),
 		Key:            true,

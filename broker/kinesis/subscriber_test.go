@@ -97,7 +97,7 @@ func publishTo(tb testing.TB, endpoint, stream string) func(tb testing.TB, evs [
 // the projection's database, into a counting read model; each key's
 // events are applied in order.
 func TestSubscriberProjects10k(t *testing.T) {
-	srv := testenv.StartKinesalite(t)
+	srv := testenv.Kinesalite.Start(t)
 	src := source{Endpoint: srv.URL, Stream: awstest.CreateStream(t, awstest.KinesisClient(t, srv.URL), "sub", 4), Group: "count"}
 	projectortest.RunSource(t, projectortest.SourceConfig{
 		SubscribeIn: func(tb testing.TB, s projectortest.Store) broker.Subscriber { return subscribe(tb, src, s, 10*time.Second) },
@@ -111,7 +111,7 @@ func TestSubscriberProjects10k(t *testing.T) {
 // out, a new subscriber takes the shard from the last checkpoint, applies
 // the record zero more times and acks it.
 func TestSubscriberKilledAfterCommitBeforeAck(t *testing.T) {
-	srv := testenv.StartKinesalite(t)
+	srv := testenv.Kinesalite.Start(t)
 	src := source{Endpoint: srv.URL, Stream: awstest.CreateStream(t, awstest.KinesisClient(t, srv.URL), "crash", 1), Group: "count"}
 	projectortest.RunKilledBeforeAck(t, projectortest.CrashConfig{
 		Env: crashChildEnv, Source: src,
@@ -127,7 +127,7 @@ func TestSubscriberKilledAfterCommitBeforeAck(t *testing.T) {
 // read only once the parent is read to its end and applied, though they
 // hold records from the start.
 func TestSubscriberReshard(t *testing.T) {
-	srv := testenv.StartKinesalite(t)
+	srv := testenv.Kinesalite.Start(t)
 	c := awstest.KinesisClient(t, srv.URL)
 	src := source{Endpoint: srv.URL, Stream: awstest.CreateStream(t, c, "reshard", 1), Group: "count"}
 	publish := publishTo(t, srv.URL, src.Stream)

@@ -3,7 +3,6 @@ package sqs_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -19,11 +18,11 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, testenv.LeakOptions()...)
 }
 
-// TestConformance runs the broker suite against moto_server through a
+// TestConformance runs the broker suite against fauxqs through a
 // fault proxy (the outage test stops and starts the proxy), on standard
 // queues and on FIFO queues.
 func TestConformance(t *testing.T) {
-	srv := testenv.StartMoto(t)
+	srv := testenv.Fauxqs.Start(t)
 	for _, fifo := range []bool{false, true} {
 		name, guarantees := "standard", broker.Guarantees{}
 		if fifo {
@@ -31,10 +30,9 @@ func TestConformance(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			brokertest.Run(t, brokertest.Target{
-				Guarantees:     guarantees,
-				MessageID:      fifo, // the deduplication id is the event id
-				HeaderPrefix:   sqs.HeaderPrefix,
-				PublishTimeout: time.Minute, // moto takes tens of ms a call
+				Guarantees:   guarantees,
+				MessageID:    fifo, // the deduplication id is the event id
+				HeaderPrefix: sqs.HeaderPrefix,
 				New: func(t *testing.T) *brokertest.Setup {
 					px := testenv.StartFaultProxy(t, srv.URL)
 					c := awstest.SQSClient(t, srv.URL)

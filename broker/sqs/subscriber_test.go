@@ -64,7 +64,7 @@ func publisher(tb testing.TB, endpoint string) *sqs.Publisher {
 func publishTo(p broker.Publisher, queue string) func(tb testing.TB, evs []herald.Event) {
 	return func(tb testing.TB, evs []herald.Event) {
 		tb.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		msgs := make([]broker.Message, len(evs))
 		for i, ev := range evs {
@@ -82,7 +82,7 @@ func publishTo(p broker.Publisher, queue string) func(tb testing.TB, evs []heral
 // standard one and a FIFO one, whose order per key the suite checks),
 // consumed by two projector processes, into a counting read model.
 func TestSubscriberProjects10k(t *testing.T) {
-	srv := testenv.StartMoto(t)
+	srv := testenv.Fauxqs.Start(t)
 	c := awstest.SQSClient(t, srv.URL)
 	p := publisher(t, srv.URL)
 	for _, fifo := range []bool{false, true} {
@@ -93,9 +93,6 @@ func TestSubscriberProjects10k(t *testing.T) {
 				Subscribe: func(tb testing.TB) broker.Subscriber { return subscribe(tb, srv.URL, queue, 30*time.Second) },
 				Publish:   publishTo(p, queue),
 				KeyOrder:  fifo,
-				Within:    5 * time.Minute,
-				// moto's receive and delete scan the whole queue.
-				MaxBacklog: 1000,
 			})
 		})
 	}
@@ -106,11 +103,11 @@ func TestSubscriberProjects10k(t *testing.T) {
 // reappears after its visibility timeout, a new subscriber applies it
 // zero more times and deletes it.
 func TestSubscriberKilledAfterCommitBeforeAck(t *testing.T) {
-	srv := testenv.StartMoto(t)
+	srv := testenv.Fauxqs.Start(t)
 	queue := awstest.CreateQueue(t, awstest.SQSClient(t, srv.URL), "crash", false)
 	projectortest.RunKilledBeforeAck(t, projectortest.CrashConfig{
 		Env: crashChildEnv, Source: crashSource{Endpoint: srv.URL, Queue: queue},
-		Publish:   publishTo(publisher(t, srv.URL), queue),
+		Publish: publishTo(publisher(t, srv.URL), queue),
 		Subscribe: func(tb testing.TB, _ projectortest.Store) broker.Subscriber {
 			return subscribe(tb, srv.URL, queue, 3*time.Second)
 		},
@@ -124,7 +121,7 @@ func TestSubscriberKilledAfterCommitBeforeAck(t *testing.T) {
 // CloudEvent's ce-id and ce-type (varied case), relayed to SQS, are each
 // projected once under their own id.
 func TestSubscriberForwardedEventsOnce(t *testing.T) {
-	srv := testenv.StartMoto(t)
+	srv := testenv.Fauxqs.Start(t)
 	queue := awstest.CreateQueue(t, awstest.SQSClient(t, srv.URL), "fwd", false)
 	projectortest.RunForwarded(t, projectortest.ForwardedConfig{
 		Subscribe:   func(tb testing.TB) broker.Subscriber { return subscribe(tb, srv.URL, queue, 30*time.Second) },

@@ -26,10 +26,11 @@ type FaultProxy struct {
 	addr   string
 	rp     *httputil.ReverseProxy
 
-	mu     sync.Mutex
-	srv    *http.Server
-	faults []*fault
-	calls  map[string]int
+	mu       sync.Mutex
+	srv      *http.Server
+	faults   []*fault
+	calls    map[string]int
+	requests map[string]func([]byte) []byte
 }
 
 // Fault is a canned answer.
@@ -102,6 +103,18 @@ func (p *FaultProxy) Inject(action string, n int, f Fault) {
 	p.faults = append(p.faults, &fault{action: action, left: n, f: f})
 }
 
+// RewriteRequests has every later call of action forwarded with its body
+// rewritten by fn (to work around an emulator's quirk the real service
+// does not have).
+func (p *FaultProxy) RewriteRequests(action string, fn func(body []byte) []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.requests == nil {
+		p.requests = map[string]func([]byte) []byte{}
+	}
+	p.requests[action] = fn
+}
+
 // Calls returns how many calls of action reached the proxy.
 func (p *FaultProxy) Calls(action string) int {
 	p.mu.Lock()
@@ -140,6 +153,14 @@ type reqBodyKey struct{}
 
 func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	act, body := action(r)
+	p.mu.Lock()
+	rw := p.requests[act]
+	p.mu.Unlock()
+	if rw != nil {
+		body = rw(body)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	}
 	f := p.take(act)
 	switch {
 	case f == nil:

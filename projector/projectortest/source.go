@@ -40,11 +40,6 @@ type SourceConfig struct {
 	KeyOrder bool
 	// Within bounds the whole projection. Defaults to 2 minutes.
 	Within time.Duration
-	// MaxBacklog, when positive, holds publishing back while more than
-	// this many of the events sent are not applied yet: for test servers
-	// whose every call costs more as the queue grows (moto scans a whole
-	// queue for each receive and delete).
-	MaxBacklog int
 }
 
 func (c SourceConfig) withDefaults() SourceConfig {
@@ -113,13 +108,7 @@ func RunSource(t *testing.T, cfg SourceConfig) {
 			}
 		})
 	}
-	sent := publishAll(t, cfg, func(n int) {
-		if cfg.MaxBacklog > 0 {
-			Eventually(t, cfg.Within, fmt.Sprintf("[backlog] at most %d of %d events unapplied", cfg.MaxBacklog, n), func() bool {
-				return model.Total(t, s.DB()) >= int64(n-cfg.MaxBacklog)
-			})
-		}
-	})
+	sent := publishAll(t, cfg)
 	start := time.Now()
 	Eventually(t, cfg.Within, fmt.Sprintf("[totals] read model total reaches %d", cfg.Events), func() bool {
 		return model.Total(t, s.DB()) >= int64(cfg.Events)
@@ -145,9 +134,8 @@ func RunSource(t *testing.T, cfg SourceConfig) {
 }
 
 // publishAll sends the events in chunks of 500, key by key round robin, and
-// returns how many went to each key; before each chunk it calls pace with
-// the number sent so far.
-func publishAll(t *testing.T, cfg SourceConfig, pace func(sent int)) map[string]int64 {
+// returns how many went to each key.
+func publishAll(t *testing.T, cfg SourceConfig) map[string]int64 {
 	sent := map[string]int64{}
 	var chunk []herald.Event
 	for i := range cfg.Events {
@@ -155,7 +143,6 @@ func publishAll(t *testing.T, cfg SourceConfig, pace func(sent int)) map[string]
 		sent[key]++
 		chunk = append(chunk, Event(key, sent[key]))
 		if len(chunk) == 500 || i == cfg.Events-1 {
-			pace(i + 1 - len(chunk))
 			cfg.Publish(t, chunk)
 			chunk = nil
 		}

@@ -130,9 +130,9 @@ func Request(err error) error {
 		return Wrap(kind, err)
 	}
 	var re *awshttp.ResponseError
-	if errors.As(err, &re) {
+	if errors.As(err, &re) && re.HTTPStatusCode() != 0 {
 		// An answer the SDK could not read as an error of the service: a
-		// proxy's, a load balancer's.
+		// proxy's, a load balancer's. (Status 0: no answer at all.)
 		if gateway(re.HTTPStatusCode()) {
 			return herald.Unavailable(err)
 		}
