@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/broker/internal/awsconf"
+	"github.com/heraldhq/herald/broker/awsconf"
 	"github.com/heraldhq/herald/internal/sleep"
 )
 

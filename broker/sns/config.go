@@ -18,7 +18,7 @@ import (
 	"regexp"
 
 	"github.com/heraldhq/herald/broker"
-	"github.com/heraldhq/herald/broker/internal/awsconf"
+	"github.com/heraldhq/herald/broker/awsconf"
 )
 
 // Config configures a Publisher.

@@ -19,7 +19,7 @@ import (
 	"fmt"
 
 	"github.com/heraldhq/herald/broker"
-	"github.com/heraldhq/herald/broker/internal/awsconf"
+	"github.com/heraldhq/herald/broker/awsconf"
 )
 
 // Config configures a Publisher.

@@ -12,7 +12,7 @@ import (
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/heraldhq/herald/broker/internal/awsconf"
+	"github.com/heraldhq/herald/broker/awsconf"
 )
 
 // queue is what the publisher knows of one destination.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
-	"github.com/heraldhq/herald/broker/internal/awsconf"
+	"github.com/heraldhq/herald/broker/awsconf"
 	"github.com/heraldhq/herald/broker/internal/keyed"
 )
 

@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/heraldhq/herald/broker/brokertest"
-	"github.com/heraldhq/herald/broker/internal/awsconf"
+	"github.com/heraldhq/herald/broker/awsconf"
 	"github.com/heraldhq/herald/broker/internal/awsmsg"
 	"github.com/heraldhq/herald/internal/testenv"
 )

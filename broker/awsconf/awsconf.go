@@ -1,7 +1,8 @@
 // Package awsconf is what the AWS adapters (broker/sqs, broker/sns,
-// broker/kinesis) share: the connection keys of a broker entry, loading an
-// aws.Config from them and the standard chain, and sorting the errors the
-// services send back into Herald's retryable, permanent and unavailable.
+// broker/kinesis) share: the connection keys of a broker entry (Settings,
+// which their configs embed), loading an aws.Config from them and the
+// standard chain, and sorting the errors the services send back into
+// Herald's retryable, permanent and unavailable.
 package awsconf
 
 import (
