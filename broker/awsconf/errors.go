@@ -182,3 +182,21 @@ func Reachable(err error) bool {
 	}
 	return false
 }
+
+// PingResult is a ping's verdict on the error of its call: nil when the
+// service answered (see Reachable), else the error as unavailable.
+func PingResult(service string, err error) error {
+	if Reachable(err) {
+		return nil
+	}
+	return herald.Unavailable(fmt.Errorf("%s: ping: %w", service, err))
+}
+
+// AllFailed returns n results failing with err (a publisher closed).
+func AllFailed(n int, err error) []broker.Result {
+	res := make([]broker.Result, n)
+	for i := range res {
+		res[i].Err = err
+	}
+	return res
+}

@@ -1,9 +1,6 @@
 package kinesis
 
 import (
-	"fmt"
-
-	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/awsconf"
 )
 
@@ -12,15 +9,11 @@ type Config struct {
 	// Settings: region, endpoint, profile and static credentials; the
 	// SDK's standard chain fills what is left empty.
 	awsconf.Settings `yaml:",inline"`
-	// Source is the CloudEvents source. Defaults to broker.DefaultSource.
-	Source string `yaml:"source,omitempty"`
-	// MaxPayload is the largest payload accepted, in bytes. Defaults to
-	// DefaultMaxPayload, the largest any payload can be and still fit a
-	// record once encoded; each record is checked against MaxRecordSize.
-	MaxPayload int `yaml:"max_payload,omitempty"`
-	// Parallel is how many PutRecords calls run at once. Defaults to 4.
-	// One partition key's records go in one sequence of calls.
-	Parallel int `yaml:"parallel,omitempty"`
+	// Publishing: source, max_payload (default DefaultMaxPayload, the
+	// largest any payload can be and still fit a record once encoded; each
+	// record is checked against MaxRecordSize) and parallel (default
+	// DefaultParallel).
+	awsconf.Publishing `yaml:",inline"`
 }
 
 // Limits and defaults.
@@ -44,15 +37,7 @@ const (
 
 // WithDefaults returns a copy of c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
-	if c.Source == "" {
-		c.Source = broker.DefaultSource
-	}
-	if c.MaxPayload == 0 {
-		c.MaxPayload = DefaultMaxPayload
-	}
-	if c.Parallel == 0 {
-		c.Parallel = DefaultParallel
-	}
+	c.Publishing = c.Publishing.WithDefaults(DefaultMaxPayload, DefaultParallel)
 	return c
 }
 
@@ -61,13 +46,5 @@ func (c Config) Validate() error {
 	if err := c.Settings.Validate(); err != nil {
 		return err
 	}
-	switch {
-	case c.MaxPayload < 0:
-		return fmt.Errorf("max_payload: must be positive, got %d", c.MaxPayload)
-	case c.MaxPayload > MaxRecordSize:
-		return fmt.Errorf("max_payload: %d is over Kinesis's largest record (%d bytes)", c.MaxPayload, MaxRecordSize)
-	case c.Parallel < 0:
-		return fmt.Errorf("parallel: must be positive, got %d", c.Parallel)
-	}
-	return nil
+	return c.Publishing.Validate("Kinesis", MaxRecordSize)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/broker/awsconf"
 	"github.com/heraldhq/herald/broker/internal/awstest"
 	"github.com/heraldhq/herald/broker/kinesis"
 	"github.com/heraldhq/herald/internal/testenv"
@@ -22,23 +23,13 @@ func faultSetup(t *testing.T) (*kinesis.Publisher, *testenv.FaultProxy, string) 
 	srv := testenv.Kinesalite.Start(t)
 	px := testenv.StartFaultProxy(t, srv.URL)
 	stream := awstest.CreateStream(t, awstest.KinesisClient(t, srv.URL), "fault", 2)
-	p, err := kinesis.New(context.Background(), kinesis.Config{Settings: awstest.Settings(px.URL()), Parallel: 1})
+	p, err := kinesis.New(context.Background(), kinesis.Config{Settings: awstest.Settings(px.URL()),
+		Publishing: awsconf.Publishing{Parallel: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	return p, px, stream
-}
-
-func msg(stream, key string, payload []byte) broker.Message {
-	return broker.Message{Destination: stream, Attempt: 1, Event: herald.Event{ID: herald.NewID(), Topic: "t", Type: "T",
-		PartitionKey: key, Payload: payload}}
-}
-
-func publish(p broker.Publisher, msgs ...broker.Message) []broker.Result {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return p.Publish(ctx, msgs)
 }
 
 // jsonError is a Kinesis error answer (JSON 1.1 protocol).
@@ -54,8 +45,8 @@ func jsonError(code, message string) testenv.Fault {
 func TestPerRecordFailureRetriedAlone(t *testing.T) {
 	p, px, stream := faultSetup(t)
 	px.Inject("PutRecords", 1, testenv.Fault{Rewrite: throttleRecord(1)})
-	msgs := []broker.Message{msg(stream, "a", []byte(`{"n":0}`)), msg(stream, "b", []byte(`{"n":1}`)), msg(stream, "c", []byte(`{"n":2}`))}
-	res := publish(p, msgs...)
+	msgs := []broker.Message{awstest.Message(stream, "a", []byte(`{"n":0}`)), awstest.Message(stream, "b", []byte(`{"n":1}`)), awstest.Message(stream, "c", []byte(`{"n":2}`))}
+	res := awstest.Publish(p, msgs...)
 	for i, r := range res {
 		switch {
 		case i == 1:
@@ -67,7 +58,7 @@ func TestPerRecordFailureRetriedAlone(t *testing.T) {
 			t.Errorf("[record stored: shard and sequence as receipt] message %d: %+v", i, r)
 		}
 	}
-	again := publish(p, msgs[1])
+	again := awstest.Publish(p, msgs[1])
 	if again[0].Err != nil || again[0].Receipt.MessageID == "" {
 		t.Errorf("[retried alone] %+v", again[0])
 	}
@@ -99,7 +90,7 @@ func throttleRecord(i int) func(req, resp []byte) []byte {
 func TestThrottledCallIsRetryable(t *testing.T) {
 	p, px, stream := faultSetup(t)
 	px.Inject("PutRecords", 1, jsonError("LimitExceededException", "Rate exceeded"))
-	for i, r := range publish(p, msg(stream, "a", []byte("x")), msg(stream, "b", []byte("y"))) {
+	for i, r := range awstest.Publish(p, awstest.Message(stream, "a", []byte("x")), awstest.Message(stream, "b", []byte("y"))) {
 		if r.Err == nil || herald.IsPermanent(r.Err) || herald.IsUnavailable(r.Err) {
 			t.Errorf("[throttled call: retryable] message %d: %v", i, r.Err)
 		}
@@ -112,7 +103,7 @@ func TestThrottledCallIsRetryable(t *testing.T) {
 func TestOversizeIsPermanent(t *testing.T) {
 	p, px, stream := faultSetup(t)
 	big := bytes.Repeat([]byte("x"), kinesis.DefaultMaxPayload+1)
-	res := publish(p, msg(stream, "a", big))
+	res := awstest.Publish(p, awstest.Message(stream, "a", big))
 	if err := res[0].Err; !errors.Is(err, herald.ErrPayloadTooLarge) || !herald.IsPermanent(err) ||
 		!strings.Contains(err.Error(), "774144") {
 		t.Errorf("[over max_payload: permanent, limit named] %v", err)
@@ -122,7 +113,7 @@ func TestOversizeIsPermanent(t *testing.T) {
 	}
 	px.Inject("PutRecords", 1, jsonError("ValidationException",
 		"1 validation error detected: Value at 'records.1.member.data' failed to satisfy constraint: Member must have length less than or equal to 1048576"))
-	res = publish(p, msg(stream, "a", []byte("x")))
+	res = awstest.Publish(p, awstest.Message(stream, "a", []byte("x")))
 	if err := res[0].Err; !errors.Is(err, herald.ErrPayloadTooLarge) || !herald.IsPermanent(err) {
 		t.Errorf("[refused by Kinesis as too large: permanent] %v", err)
 	}
@@ -132,7 +123,7 @@ func TestOversizeIsPermanent(t *testing.T) {
 func TestServerDownIsUnavailable(t *testing.T) {
 	p, px, stream := faultSetup(t)
 	px.Stop(t)
-	if res := publish(p, msg(stream, "a", []byte("x"))); !herald.IsUnavailable(res[0].Err) {
+	if res := awstest.Publish(p, awstest.Message(stream, "a", []byte("x"))); !herald.IsUnavailable(res[0].Err) {
 		t.Errorf("[down: unavailable] %v", res[0].Err)
 	}
 	if err := p.Ping(context.Background()); !herald.IsUnavailable(err) {
@@ -145,7 +136,7 @@ func TestServerDownIsUnavailable(t *testing.T) {
 // that are no extension names in heraldheaders.
 func TestRecordRoundTrip(t *testing.T) {
 	for _, payload := range [][]byte{[]byte(`{"a":[1,2]}`), []byte(" {\"a\": 1}\n"), []byte("\x00\xffbin"), nil} {
-		m := msg("s", "k", payload)
+		m := awstest.Message("s", "k", payload)
 		m.Event.Headers = map[string]string{"traceparent": "00-x", "X-App": "giftwall", "Ce-Id": "copied"}
 		m.Event.Tenant, m.Event.CreatedAt = "t1", time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
 		data := kinesis.Encode(m, "src")

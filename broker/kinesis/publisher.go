@@ -69,10 +69,7 @@ func (p *Publisher) MaxPayload() int { return p.cfg.MaxPayload }
 // Ping implements broker.Pinger: one ListStreams call.
 func (p *Publisher) Ping(ctx context.Context) error {
 	_, err := p.client.ListStreams(ctx, &awskinesis.ListStreamsInput{Limit: aws.Int32(1)})
-	if awsconf.Reachable(err) {
-		return nil
-	}
-	return herald.Unavailable(fmt.Errorf("kinesis: ping: %w", err))
+	return awsconf.PingResult("kinesis", err)
 }
 
 // Close implements broker.Publisher.
@@ -99,13 +96,10 @@ func PartitionKey(ev herald.Event) string {
 
 // Publish implements broker.Publisher.
 func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker.Result {
-	results := make([]broker.Result, len(msgs))
 	if p.closed.Load() {
-		for i := range results {
-			results[i].Err = ErrClosed
-		}
-		return results
+		return awsconf.AllFailed(len(msgs), ErrClosed)
 	}
+	results := make([]broker.Result, len(msgs))
 	entries := make([]types.PutRecordsRequestEntry, len(msgs))
 	sizes := make([]int, len(msgs))
 	for i, m := range msgs {

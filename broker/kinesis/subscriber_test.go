@@ -76,20 +76,7 @@ func publishTo(tb testing.TB, endpoint, stream string) func(tb testing.TB, evs [
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = p.Close() })
-	return func(tb testing.TB, evs []herald.Event) {
-		tb.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		msgs := make([]broker.Message, len(evs))
-		for i, ev := range evs {
-			msgs[i] = broker.Message{Event: ev, Destination: stream, Attempt: 1}
-		}
-		for i, r := range p.Publish(ctx, msgs) {
-			if r.Err != nil {
-				tb.Fatalf("publish %s: %v", evs[i].ID, r.Err)
-			}
-		}
-	}
+	return awstest.PublishTo(p, stream)
 }
 
 // TestSubscriberProjects10k projects 10,000 events from a stream of four
@@ -100,9 +87,11 @@ func TestSubscriberProjects10k(t *testing.T) {
 	srv := testenv.Kinesalite.Start(t)
 	src := source{Endpoint: srv.URL, Stream: awstest.CreateStream(t, awstest.KinesisClient(t, srv.URL), "sub", 4), Group: "count"}
 	projectortest.RunSource(t, projectortest.SourceConfig{
-		SubscribeIn: func(tb testing.TB, s projectortest.Store) broker.Subscriber { return subscribe(tb, src, s, 10*time.Second) },
-		Publish:     publishTo(t, srv.URL, src.Stream),
-		KeyOrder:    true,
+		SubscribeIn: func(tb testing.TB, s projectortest.Store) broker.Subscriber {
+			return subscribe(tb, src, s, 10*time.Second)
+		},
+		Publish:  publishTo(t, srv.URL, src.Stream),
+		KeyOrder: true,
 	})
 }
 

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/awsconf"
 )
 
@@ -30,17 +29,13 @@ type Config struct {
 	// may be a topic name (its ARN is built from the partition, region and
 	// account). Empty: destinations must be topic ARNs.
 	AccountID string `yaml:"account_id,omitempty"`
-	// Source is the CloudEvents source. Defaults to broker.DefaultSource.
-	Source string `yaml:"source,omitempty"`
-	// MaxPayload is the largest payload accepted, in bytes. Defaults to
-	// DefaultMaxPayload; the whole message is checked against SNS's
-	// MaxMessageSize too.
-	MaxPayload int `yaml:"max_payload,omitempty"`
+	// Publishing: source, max_payload (default DefaultMaxPayload; the
+	// whole message is checked against MaxMessageSize too) and parallel
+	// (default DefaultParallel).
+	awsconf.Publishing `yaml:",inline"`
 	// MessageGroupID is the MessageGroupId of events without a partition
 	// key on a FIFO topic. Empty: such events are refused (dead at once).
 	MessageGroupID string `yaml:"message_group_id,omitempty"`
-	// Parallel is how many PublishBatch calls run at once. Defaults to 8.
-	Parallel int `yaml:"parallel,omitempty"`
 }
 
 // Limits and defaults.
@@ -57,15 +52,7 @@ const (
 
 // WithDefaults returns a copy of c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
-	if c.Source == "" {
-		c.Source = broker.DefaultSource
-	}
-	if c.MaxPayload == 0 {
-		c.MaxPayload = DefaultMaxPayload
-	}
-	if c.Parallel == 0 {
-		c.Parallel = DefaultParallel
-	}
+	c.Publishing = c.Publishing.WithDefaults(DefaultMaxPayload, DefaultParallel)
 	return c
 }
 
@@ -76,15 +63,12 @@ func (c Config) Validate() error {
 	if err := c.Settings.Validate(); err != nil {
 		return err
 	}
+	if err := c.Publishing.Validate("SNS", MaxMessageSize); err != nil {
+		return err
+	}
 	switch {
 	case c.AccountID != "" && !accountID.MatchString(c.AccountID):
 		return fmt.Errorf("account_id: want 12 digits, got %q", c.AccountID)
-	case c.MaxPayload < 0:
-		return fmt.Errorf("max_payload: must be positive, got %d", c.MaxPayload)
-	case c.MaxPayload > MaxMessageSize:
-		return fmt.Errorf("max_payload: %d is over SNS's largest message (%d bytes)", c.MaxPayload, MaxMessageSize)
-	case c.Parallel < 0:
-		return fmt.Errorf("parallel: must be positive, got %d", c.Parallel)
 	case len(c.MessageGroupID) > 128:
 		return errors.New("message_group_id: SNS takes at most 128 characters")
 	}

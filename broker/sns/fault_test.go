@@ -5,10 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/internal/awstest"
 	"github.com/heraldhq/herald/broker/sns"
 	"github.com/heraldhq/herald/internal/testenv"
@@ -36,32 +34,21 @@ func faultSetup(t *testing.T, cfg sns.Config, fifo bool) (*sns.Publisher, *teste
 	return p, px, arn
 }
 
-func msg(dest, key string) broker.Message {
-	return broker.Message{Destination: dest, Attempt: 1, Event: herald.Event{ID: herald.NewID(), Topic: "t", Type: "T",
-		PartitionKey: key, Payload: []byte(`{}`)}}
-}
-
-func publish(p broker.Publisher, msgs ...broker.Message) []broker.Result {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return p.Publish(ctx, msgs)
-}
-
 // Rule: SNS throttling is retryable; SNS refusing a message as too long
 // is permanent (herald.ErrPayloadTooLarge).
 func TestThrottlingAndOversize(t *testing.T) {
 	p, px, arn := faultSetup(t, sns.Config{}, false)
 	px.Inject("PublishBatch", 1, xmlError("Throttling", "Rate exceeded"))
-	res := publish(p, msg(arn, "k"))
+	res := awstest.Publish(p, awstest.Message(arn, "k", []byte(`{}`)))
 	if err := res[0].Err; err == nil || herald.IsPermanent(err) || herald.IsUnavailable(err) {
 		t.Errorf("[throttled: retryable] %v", err)
 	}
 	px.Inject("PublishBatch", 1, xmlError("InvalidParameter", "Invalid parameter: Message too long"))
-	res = publish(p, msg(arn, "k"))
+	res = awstest.Publish(p, awstest.Message(arn, "k", []byte(`{}`)))
 	if err := res[0].Err; !errors.Is(err, herald.ErrPayloadTooLarge) || !herald.IsPermanent(err) {
 		t.Errorf("[too long: permanent] %v", err)
 	}
-	if res := publish(p, msg(arn, "k")); res[0].Err != nil || res[0].Receipt.MessageID == "" {
+	if res := awstest.Publish(p, awstest.Message(arn, "k", []byte(`{}`))); res[0].Err != nil || res[0].Receipt.MessageID == "" {
 		t.Errorf("[next publish] %+v", res[0])
 	}
 }
@@ -71,7 +58,7 @@ func TestThrottlingAndOversize(t *testing.T) {
 // refused naming account_id.
 func TestBadDestinations(t *testing.T) {
 	p, _, arn := faultSetup(t, sns.Config{}, true)
-	res := publish(p, msg(arn, ""), msg("by-name", "k"))
+	res := awstest.Publish(p, awstest.Message(arn, "", []byte(`{}`)), awstest.Message("by-name", "k", []byte(`{}`)))
 	if err := res[0].Err; !herald.IsPermanent(err) || !strings.Contains(err.Error(), "message_group_id") {
 		t.Errorf("[FIFO, no group] %v", err)
 	}

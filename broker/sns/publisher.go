@@ -73,10 +73,7 @@ func (p *Publisher) MaxPayload() int { return p.cfg.MaxPayload }
 // it (no permission to list) still proves SNS is reachable.
 func (p *Publisher) Ping(ctx context.Context) error {
 	_, err := p.client.ListTopics(ctx, &awssns.ListTopicsInput{})
-	if awsconf.Reachable(err) {
-		return nil
-	}
-	return herald.Unavailable(fmt.Errorf("sns: ping: %w", err))
+	return awsconf.PingResult("sns", err)
 }
 
 // Close implements broker.Publisher.
@@ -115,13 +112,10 @@ func topicName(arn string) string { return arn[strings.LastIndex(arn, ":")+1:] }
 
 // Publish implements broker.Publisher.
 func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker.Result {
-	results := make([]broker.Result, len(msgs))
 	if p.closed.Load() {
-		for i := range results {
-			results[i].Err = ErrClosed
-		}
-		return results
+		return awsconf.AllFailed(len(msgs), ErrClosed)
 	}
+	results := make([]broker.Result, len(msgs))
 	out := make([]awsmsg.Outgoing, len(msgs))
 	arns := make([]string, len(msgs))
 	sizes := make([]int, len(msgs))

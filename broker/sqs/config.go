@@ -16,9 +16,7 @@ package sqs
 
 import (
 	"errors"
-	"fmt"
 
-	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/awsconf"
 )
 
@@ -27,19 +25,14 @@ type Config struct {
 	// Settings: region, endpoint, profile and static credentials; the
 	// SDK's standard chain fills what is left empty.
 	awsconf.Settings `yaml:",inline"`
-	// Source is the CloudEvents source. Defaults to broker.DefaultSource.
-	Source string `yaml:"source,omitempty"`
-	// MaxPayload is the largest payload accepted, in bytes. Defaults to
-	// DefaultMaxPayload. A queue's own MaximumMessageSize (read from the
-	// queue) is checked too, against the whole message.
-	MaxPayload int `yaml:"max_payload,omitempty"`
+	// Publishing: source, max_payload (default DefaultMaxPayload; a
+	// queue's own MaximumMessageSize, read from the queue, is checked too,
+	// against the whole message) and parallel (default DefaultParallel).
+	awsconf.Publishing `yaml:",inline"`
 	// MessageGroupID is the MessageGroupId of events without a partition
 	// key on a FIFO queue. Empty: such events are refused (dead at once,
 	// the error says to set this or give the event a key).
 	MessageGroupID string `yaml:"message_group_id,omitempty"`
-	// Parallel is how many SendMessageBatch calls run at once. Defaults
-	// to 8. One partition key's messages go in one sequence of calls.
-	Parallel int `yaml:"parallel,omitempty"`
 }
 
 // Defaults for zero Config fields.
@@ -58,15 +51,7 @@ const (
 
 // WithDefaults returns a copy of c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
-	if c.Source == "" {
-		c.Source = broker.DefaultSource
-	}
-	if c.MaxPayload == 0 {
-		c.MaxPayload = DefaultMaxPayload
-	}
-	if c.Parallel == 0 {
-		c.Parallel = DefaultParallel
-	}
+	c.Publishing = c.Publishing.WithDefaults(DefaultMaxPayload, DefaultParallel)
 	return c
 }
 
@@ -75,14 +60,10 @@ func (c Config) Validate() error {
 	if err := c.Settings.Validate(); err != nil {
 		return err
 	}
-	switch {
-	case c.MaxPayload < 0:
-		return fmt.Errorf("max_payload: must be positive, got %d", c.MaxPayload)
-	case c.MaxPayload > maxMessageSizeCap:
-		return fmt.Errorf("max_payload: %d is over SQS's largest message (%d bytes)", c.MaxPayload, maxMessageSizeCap)
-	case c.Parallel < 0:
-		return fmt.Errorf("parallel: must be positive, got %d", c.Parallel)
-	case len(c.MessageGroupID) > 128:
+	if err := c.Publishing.Validate("SQS", maxMessageSizeCap); err != nil {
+		return err
+	}
+	if len(c.MessageGroupID) > 128 {
 		return errors.New("message_group_id: SQS takes at most 128 characters")
 	}
 	return nil

@@ -7,10 +7,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/broker/awsconf"
 	"github.com/heraldhq/herald/broker/internal/awstest"
 	"github.com/heraldhq/herald/broker/sqs"
 	"github.com/heraldhq/herald/internal/testenv"
@@ -37,30 +37,18 @@ func faultSetup(t *testing.T, cfg sqs.Config, fifo bool) (*sqs.Publisher, *teste
 	return p, px, srv.URL, queue
 }
 
-// msg is a message of key to dest.
-func msg(dest, key string, payload []byte) broker.Message {
-	return broker.Message{Destination: dest, Attempt: 1, Event: herald.Event{ID: herald.NewID(), Topic: "t", Type: "T",
-		PartitionKey: key, Payload: payload}}
-}
-
-func publish(p broker.Publisher, msgs ...broker.Message) []broker.Result {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return p.Publish(ctx, msgs)
-}
-
 // Rule: SQS throttling a batch call is a retryable error (neither
 // permanent nor an outage), and the next try goes through.
 func TestThrottlingIsRetryable(t *testing.T) {
-	p, px, _, queue := faultSetup(t, sqs.Config{Parallel: 1}, false)
+	p, px, _, queue := faultSetup(t, sqs.Config{Publishing: awsconf.Publishing{Parallel: 1}}, false)
 	px.Inject("SendMessageBatch", 1, jsonError(400, "ThrottlingException", "Rate exceeded"))
-	res := publish(p, msg(queue, "k", []byte("a")), msg(queue, "j", []byte("b")))
+	res := awstest.Publish(p, awstest.Message(queue, "k", []byte("a")), awstest.Message(queue, "j", []byte("b")))
 	for i, r := range res {
 		if r.Err == nil || herald.IsPermanent(r.Err) || herald.IsUnavailable(r.Err) || !strings.Contains(r.Err.Error(), "ThrottlingException") {
 			t.Errorf("[throttled: retryable] message %d: %v", i, r.Err)
 		}
 	}
-	if res := publish(p, msg(queue, "k", []byte("a"))); res[0].Err != nil || res[0].Receipt.MessageID == "" {
+	if res := awstest.Publish(p, awstest.Message(queue, "k", []byte("a"))); res[0].Err != nil || res[0].Receipt.MessageID == "" {
 		t.Errorf("[throttled: next try goes] %+v", res[0])
 	}
 }
@@ -69,8 +57,8 @@ func TestThrottlingIsRetryable(t *testing.T) {
 // the limit, without a call; one SQS itself refuses as too long is
 // permanent too (herald.ErrPayloadTooLarge) and names SQS's reason.
 func TestOversizeIsPermanent(t *testing.T) {
-	p, px, _, queue := faultSetup(t, sqs.Config{MaxPayload: 1000}, false)
-	res := publish(p, msg(queue, "k", bytes.Repeat([]byte("x"), 1001)))
+	p, px, _, queue := faultSetup(t, sqs.Config{Publishing: awsconf.Publishing{MaxPayload: 1000}}, false)
+	res := awstest.Publish(p, awstest.Message(queue, "k", bytes.Repeat([]byte("x"), 1001)))
 	if err := res[0].Err; !errors.Is(err, herald.ErrPayloadTooLarge) || !herald.IsPermanent(err) ||
 		!strings.Contains(err.Error(), "1001") || !strings.Contains(err.Error(), "1000") {
 		t.Errorf("[over max_payload: permanent, limit named] %v", err)
@@ -80,7 +68,7 @@ func TestOversizeIsPermanent(t *testing.T) {
 	}
 	px.Inject("SendMessageBatch", 1, jsonError(400, "InvalidParameterValue",
 		"One or more parameters are invalid. Reason: Message must be shorter than 262144 bytes."))
-	res = publish(p, msg(queue, "k", []byte("small enough here, not there")))
+	res = awstest.Publish(p, awstest.Message(queue, "k", []byte("small enough here, not there")))
 	if err := res[0].Err; !errors.Is(err, herald.ErrPayloadTooLarge) || !herald.IsPermanent(err) || !strings.Contains(err.Error(), "262144") {
 		t.Errorf("[refused by SQS as too long: permanent] %v", err)
 	}
@@ -91,14 +79,14 @@ func TestOversizeIsPermanent(t *testing.T) {
 // (here too long: permanent), and the later message of the refused one's
 // key in the next call is held back.
 func TestBatchEntriesMapToMessages(t *testing.T) {
-	p, px, _, queue := faultSetup(t, sqs.Config{Parallel: 1}, false)
+	p, px, _, queue := faultSetup(t, sqs.Config{Publishing: awsconf.Publishing{Parallel: 1}}, false)
 	px.Inject("SendMessageBatch", 1, testenv.Fault{Rewrite: failEntry("1", "InvalidParameterValue",
 		"One or more parameters are invalid. Reason: Message must be shorter than 262144 bytes.")})
 	msgs := make([]broker.Message, 12) // two calls: 10, then 2
 	for i := range msgs {
-		msgs[i] = msg(queue, []string{"a", "b", "c"}[i%3], []byte("m"))
+		msgs[i] = awstest.Message(queue, []string{"a", "b", "c"}[i%3], []byte("m"))
 	}
-	res := publish(p, msgs...)
+	res := awstest.Publish(p, msgs...)
 	for i, r := range res {
 		switch {
 		case i == 1:
@@ -145,7 +133,7 @@ func failEntry(id, code, message string) func(req, resp []byte) []byte {
 func TestServerDownIsUnavailable(t *testing.T) {
 	p, px, _, queue := faultSetup(t, sqs.Config{}, false)
 	px.Stop(t)
-	res := publish(p, msg(queue, "k", []byte("a")))
+	res := awstest.Publish(p, awstest.Message(queue, "k", []byte("a")))
 	if !herald.IsUnavailable(res[0].Err) {
 		t.Errorf("[down: unavailable] %v", res[0].Err)
 	}
@@ -162,7 +150,7 @@ func TestServerDownIsUnavailable(t *testing.T) {
 // permanently, naming message_group_id, unless the entry sets one.
 func TestFIFOWithoutGroup(t *testing.T) {
 	p, _, endpoint, queue := faultSetup(t, sqs.Config{}, true)
-	res := publish(p, msg(queue, "", []byte("a")))
+	res := awstest.Publish(p, awstest.Message(queue, "", []byte("a")))
 	if err := res[0].Err; !herald.IsPermanent(err) || !strings.Contains(err.Error(), "message_group_id") {
 		t.Errorf("[FIFO, no group: permanent, key named] %v", err)
 	}
@@ -171,7 +159,7 @@ func TestFIFOWithoutGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer grouped.Close()
-	if res := publish(grouped, msg(queue, "", []byte("a"))); res[0].Err != nil {
+	if res := awstest.Publish(grouped, awstest.Message(queue, "", []byte("a"))); res[0].Err != nil {
 		t.Errorf("[FIFO with message_group_id] %v", res[0].Err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/awsconf"
 	"github.com/heraldhq/herald/broker/internal/awsmsg"
@@ -83,10 +82,7 @@ func (p *Publisher) MaxPayload() int { return p.cfg.MaxPayload }
 // it (no permission to list) still proves SQS is reachable.
 func (p *Publisher) Ping(ctx context.Context) error {
 	_, err := p.client.ListQueues(ctx, &awssqs.ListQueuesInput{MaxResults: aws.Int32(1)})
-	if awsconf.Reachable(err) {
-		return nil
-	}
-	return herald.Unavailable(fmt.Errorf("sqs: ping: %w", err))
+	return awsconf.PingResult("sqs", err)
 }
 
 // region is the aws.Config the publisher runs on, for saying where.
@@ -107,13 +103,10 @@ type outgoing struct {
 
 // Publish implements broker.Publisher.
 func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker.Result {
-	results := make([]broker.Result, len(msgs))
 	if p.closed.Load() {
-		for i := range results {
-			results[i].Err = ErrClosed
-		}
-		return results
+		return awsconf.AllFailed(len(msgs), ErrClosed)
 	}
+	results := make([]broker.Result, len(msgs))
 	out := make([]outgoing, len(msgs))
 	sizes := make([]int, len(msgs))
 	resolved := map[string]queue{}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/internal/awstest"
 	"github.com/heraldhq/herald/broker/sqs"
@@ -60,24 +59,6 @@ func publisher(tb testing.TB, endpoint string) *sqs.Publisher {
 	return p
 }
 
-// publishTo returns a SourceConfig.Publish that sends to queue.
-func publishTo(p broker.Publisher, queue string) func(tb testing.TB, evs []herald.Event) {
-	return func(tb testing.TB, evs []herald.Event) {
-		tb.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		msgs := make([]broker.Message, len(evs))
-		for i, ev := range evs {
-			msgs[i] = broker.Message{Event: ev, Destination: queue, Attempt: 1}
-		}
-		for i, r := range p.Publish(ctx, msgs) {
-			if r.Err != nil {
-				tb.Fatalf("publish %s: %v", evs[i].ID, r.Err)
-			}
-		}
-	}
-}
-
 // TestSubscriberProjects10k projects 10,000 events from one queue (a
 // standard one and a FIFO one, whose order per key the suite checks),
 // consumed by two projector processes, into a counting read model.
@@ -91,7 +72,7 @@ func TestSubscriberProjects10k(t *testing.T) {
 			queue := awstest.CreateQueue(t, c, "sub", fifo)
 			projectortest.RunSource(t, projectortest.SourceConfig{
 				Subscribe: func(tb testing.TB) broker.Subscriber { return subscribe(tb, srv.URL, queue, 30*time.Second) },
-				Publish:   publishTo(p, queue),
+				Publish:   awstest.PublishTo(p, queue),
 				KeyOrder:  fifo,
 			})
 		})
@@ -107,7 +88,7 @@ func TestSubscriberKilledAfterCommitBeforeAck(t *testing.T) {
 	queue := awstest.CreateQueue(t, awstest.SQSClient(t, srv.URL), "crash", false)
 	projectortest.RunKilledBeforeAck(t, projectortest.CrashConfig{
 		Env: crashChildEnv, Source: crashSource{Endpoint: srv.URL, Queue: queue},
-		Publish: publishTo(publisher(t, srv.URL), queue),
+		Publish: awstest.PublishTo(publisher(t, srv.URL), queue),
 		Subscribe: func(tb testing.TB, _ projectortest.Store) broker.Subscriber {
 			return subscribe(tb, srv.URL, queue, 3*time.Second)
 		},

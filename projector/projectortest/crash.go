@@ -96,7 +96,7 @@ func RunKilledBeforeAck(t *testing.T, cfg CrashConfig) {
 	t.Cleanup(func() { _ = sub.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx, countingAcks{sub, &acks}) }()
+	go func() { done <- p.Run(ctx, CountAcks{Subscriber: sub, N: &acks}) }()
 	Eventually(t, cfg.Within, "[redelivered] the event handed to a new subscriber and acked", func() bool {
 		return acks.Load() >= 1
 	})
@@ -124,14 +124,16 @@ func CrashChild(job string, subscribe func(source json.RawMessage, s Store) (bro
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(98)
 	}
-	_ = p.Run(context.Background(), killOnAck{sub})
+	_ = p.Run(context.Background(), KillOnAck{Subscriber: sub})
 	os.Exit(97) // not reached: the ack kills the process
 }
 
-// killOnAck is a subscriber whose acks kill the process.
-type killOnAck struct{ broker.Subscriber }
+// KillOnAck is a subscriber whose acks kill the process with SIGKILL:
+// after the ledger commit, before the broker hears of it.
+type KillOnAck struct{ broker.Subscriber }
 
-func (k killOnAck) Receive(ctx context.Context, most int) ([]broker.Received, error) {
+// Receive implements broker.Subscriber.
+func (k KillOnAck) Receive(ctx context.Context, most int) ([]broker.Received, error) {
 	got, err := k.Subscriber.Receive(ctx, most)
 	for i := range got {
 		got[i].Ack = func(context.Context) error {
@@ -142,20 +144,21 @@ func (k killOnAck) Receive(ctx context.Context, most int) ([]broker.Received, er
 	return got, err
 }
 
-// countingAcks counts the acks that succeeded.
-type countingAcks struct {
+// CountAcks is a subscriber that counts in N the acks that succeeded.
+type CountAcks struct {
 	broker.Subscriber
-	n *atomic.Int32
+	N *atomic.Int32
 }
 
-func (c countingAcks) Receive(ctx context.Context, most int) ([]broker.Received, error) {
+// Receive implements broker.Subscriber.
+func (c CountAcks) Receive(ctx context.Context, most int) ([]broker.Received, error) {
 	got, err := c.Subscriber.Receive(ctx, most)
 	for i := range got {
 		ack := got[i].Ack
 		got[i].Ack = func(ctx context.Context) error {
 			err := ack(ctx)
 			if err == nil {
-				c.n.Add(1)
+				c.N.Add(1)
 			}
 			return err
 		}

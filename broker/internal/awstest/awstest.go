@@ -18,8 +18,8 @@ import (
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/heraldhq/herald/broker/brokertest"
 	"github.com/heraldhq/herald/broker/awsconf"
+	"github.com/heraldhq/herald/broker/brokertest"
 	"github.com/heraldhq/herald/broker/internal/awsmsg"
 	"github.com/heraldhq/herald/internal/testenv"
 )
