@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/internal/awstest"
 	"github.com/heraldhq/herald/broker/sqs"
@@ -108,5 +111,31 @@ func TestSubscriberForwardedEventsOnce(t *testing.T) {
 		Subscribe:   func(tb testing.TB) broker.Subscriber { return subscribe(tb, srv.URL, queue, 30*time.Second) },
 		Publisher:   publisher(t, srv.URL),
 		Destination: queue, HeaderPrefix: sqs.HeaderPrefix,
+	})
+}
+
+// TestSubscriberRawCollidingOnce: messages another producer sent naming
+// the id and type twice (ce-id and, in another case, a forwarded event's)
+// are each read by the exact spelling and applied once under their own id.
+func TestSubscriberRawCollidingOnce(t *testing.T) {
+	srv := testenv.Fauxqs.Start(t)
+	c := awstest.SQSClient(t, srv.URL)
+	queue := awstest.CreateQueue(t, c, "raw", false)
+	url := awstest.QueueURL(t, c, queue)
+	projectortest.RunRawColliding(t, projectortest.RawConfig{
+		Subscribe: func(tb testing.TB) broker.Subscriber { return subscribe(tb, srv.URL, queue, 30*time.Second) },
+		Publish: func(tb testing.TB, msgs []projectortest.RawMessage) {
+			for _, m := range msgs {
+				attrs := map[string]types.MessageAttributeValue{}
+				for k, v := range m.Headers {
+					attrs[k] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+				}
+				if _, err := c.SendMessage(context.Background(), &awssqs.SendMessageInput{QueueUrl: aws.String(url),
+					MessageBody: aws.String(string(m.Body)), MessageAttributes: attrs}); err != nil {
+					tb.Fatal(err)
+				}
+			}
+		},
+		HeaderPrefix: sqs.HeaderPrefix,
 	})
 }
