@@ -16,7 +16,7 @@ func TestCodeKind(t *testing.T) {
 		"ThrottlingException": Throttled, "RequestThrottled": Throttled, "ProvisionedThroughputExceededException": Throttled,
 		"KmsThrottled": Throttled, "Throttling": Throttled,
 		"InvalidClientTokenId": Unavailable, "ExpiredToken": Unavailable, "AccessDenied": Unavailable,
-		"ServiceUnavailable": Unavailable,
+		"ServiceUnavailable":    Unavailable,
 		"InvalidParameterValue": Permanent, "InvalidMessageContents": Permanent, "ValidationException": Permanent,
 		"BatchRequestTooLong": TooLarge, "QueueDoesNotExist": Retryable, "ResourceNotFoundException": Retryable,
 		"ResourceInUseException": Retryable, "InternalError": Retryable,
