@@ -3,6 +3,7 @@ package sqs_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/internal/awstest"
 	"github.com/heraldhq/herald/broker/sqs"
@@ -138,4 +140,34 @@ func TestSubscriberRawCollidingOnce(t *testing.T) {
 		},
 		HeaderPrefix: sqs.HeaderPrefix,
 	})
+}
+
+// TestSubscriberExtendsVisibility: a message held (being applied) three
+// times longer than the visibility timeout is not handed to another
+// consumer meanwhile: the subscriber extends its visibility; once acked it
+// is gone.
+func TestSubscriberExtendsVisibility(t *testing.T) {
+	srv := testenv.Fauxqs.Start(t)
+	queue := awstest.CreateQueue(t, awstest.SQSClient(t, srv.URL), "extend", false)
+	awstest.PublishTo(publisher(t, srv.URL), queue)(t, []herald.Event{projectortest.Event("k", 1)})
+	holder := subscribe(t, srv.URL, queue, 2*time.Second)
+	t.Cleanup(func() { _ = holder.Close() })
+	got, err := holder.Receive(context.Background(), 10)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("receive: %v, %d messages", err, len(got))
+	}
+	other := subscribe(t, srv.URL, queue, 2*time.Second)
+	t.Cleanup(func() { _ = other.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second) // 3 visibility timeouts
+	stolen, err := other.Receive(ctx, 10)
+	cancel()
+	if len(stolen) != 0 || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("[extended] another consumer got %d messages (%v) while the first held it", len(stolen), err)
+	}
+	if err := got[0].Ack(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if left := awstest.ReadQueue(t, awstest.SQSClient(t, srv.URL), queue, 0); len(left) != 0 {
+		t.Errorf("[deleted on ack] %d messages left", len(left))
+	}
 }
