@@ -194,3 +194,49 @@ func split(t *testing.T, c *awskinesis.Client, stream string) {
 	}
 	awstest.WaitActive(t, c, stream)
 }
+
+// TestSubscriberHandsShardsOver: a subscriber that closes gives its
+// leases up with their checkpoints, and another process of the group
+// takes its shards at once (not after the lease timeout) and reads on.
+func TestSubscriberHandsShardsOver(t *testing.T) {
+	srv := testenv.Kinesalite.Start(t)
+	src := source{Endpoint: srv.URL, Stream: awstest.CreateStream(t, awstest.KinesisClient(t, srv.URL), "handover", 2), Group: "count"}
+	s := projectortest.SQLite(filepath.Join(t.TempDir(), "handover.db"))(t)
+	const lease = 30 * time.Second // renewals every 10s: a takeover within that is a handover
+	owners := func() map[string]string {
+		rows, err := s.DB().Query("SELECT shard_id, owner FROM " + kinesis.DefaultShardTable)
+		if err != nil {
+			return nil
+		}
+		defer rows.Close()
+		out := map[string]string{}
+		for rows.Next() {
+			var shard, owner string
+			_ = rows.Scan(&shard, &owner)
+			out[shard] = owner
+		}
+		return out
+	}
+	first := subscribe(t, src, s, lease)
+	var before map[string]string
+	testenv.WaitFor(t, 10*time.Second, 10*time.Millisecond, "the first subscriber holding both shards", func() bool {
+		before = owners()
+		return len(before) == 2 && before["shardId-000000000000"] != "" && before["shardId-000000000001"] != ""
+	})
+	second := subscribe(t, src, s, lease)
+	t.Cleanup(func() { _ = second.Close() })
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Within half the lease timeout: leases not given up would only pass
+	// to the second subscriber once they expire.
+	testenv.WaitFor(t, lease/2, 10*time.Millisecond, "the second subscriber holding both shards", func() bool {
+		now := owners()
+		for shard, o := range now {
+			if o == "" || o == before[shard] {
+				return false
+			}
+		}
+		return len(now) == 2
+	})
+}
