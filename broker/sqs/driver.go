@@ -42,7 +42,7 @@ func (c *BrokerConfig) Open(ctx context.Context, _ broker.OpenEnv) (broker.Opene
 	if err != nil {
 		return broker.Opened{}, err
 	}
-	return broker.Opened{Publisher: p, Endpoint: "Amazon SQS at " + c.Where(p.awsConfig())}, nil
+	return broker.Opened{Publisher: p, Endpoint: "Amazon SQS at " + c.Where(p.aws.Config)}, nil
 }
 
 // Redacted implements broker.Redactor: the secret key is hidden.

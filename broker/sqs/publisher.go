@@ -85,9 +85,6 @@ func (p *Publisher) Ping(ctx context.Context) error {
 	return awsconf.PingResult("sqs", err)
 }
 
-// region is the aws.Config the publisher runs on, for saying where.
-func (p *Publisher) awsConfig() aws.Config { return p.aws.Config }
-
 // Close implements broker.Publisher.
 func (p *Publisher) Close() error {
 	p.closed.Store(true)
