@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/redact"
 )
 
 // Settings are the keys every AWS broker entry has. Left empty, region,
@@ -61,9 +62,7 @@ func (s Settings) Validate() error {
 
 // Redacted returns s with the secret key hidden.
 func (s Settings) Redacted() Settings {
-	if s.SecretAccessKey != "" {
-		s.SecretAccessKey = "REDACTED"
-	}
+	s.SecretAccessKey = redact.IfSet(s.SecretAccessKey)
 	return s
 }
 
