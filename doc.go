@@ -4,7 +4,7 @@
 //
 // # Enqueue
 //
-//	ob, _ := herald.NewOutbox(herald.OutboxConfig{Dialect: herald.SQLite})
+//	ob, _ := herald.NewOutbox(herald.OutboxConfig{Dialect: sqlite.Dialect})
 //	tx, _ := db.BeginTx(ctx, nil)
 //	// … business writes …
 //	err := ob.Enqueue(ctx, tx, herald.Event{Topic: "wallet", Type: "WalletGiftDebited", Payload: body})

@@ -20,7 +20,7 @@ func ExampleOutbox_Enqueue() {
 	defer s.Close()
 	_ = s.Migrate(ctx, herald.DefaultTable)
 
-	ob, _ := herald.NewOutbox(herald.OutboxConfig{Dialect: herald.SQLite})
+	ob, _ := herald.NewOutbox(herald.OutboxConfig{Dialect: sqlite.Dialect})
 	tx, _ := s.DB().BeginTx(ctx, nil)
 	// … the business writes go here, in tx …
 	err := ob.Enqueue(ctx, tx, herald.Event{

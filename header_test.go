@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/sqlite"
 )
 
 // Rule: a user header that equals, case-insensitively, a header Herald sets
@@ -17,7 +18,7 @@ import (
 // rest of the batch is not written.
 func TestEnqueueRefusesReservedHeaders(t *testing.T) {
 	s := openSQLite(t)
-	ob, _ := herald.NewOutbox(herald.OutboxConfig{Dialect: herald.SQLite})
+	ob, _ := herald.NewOutbox(herald.OutboxConfig{Dialect: sqlite.Dialect})
 	for _, name := range []string{"Ce-Id", "ce-id", "CE-TYPE", "ce_id", "CE_Type", "cloudEvents_id", "cloudEvents:type",
 		"ce-source", "Ce-Specversion", "ce-time", "ce-subject", "ce-tenant", "ce-topic", "CE_contenttype",
 		"Nats-Msg-Id", "nats-msg-id", "Nats-Expected-Stream", "webhook-id", "Webhook-Signature", "Traceparent", "TRACESTATE"} {

@@ -68,7 +68,7 @@ func TestEnqueueDetectsDialectAndGeneratesUUIDv7(t *testing.T) {
 	s := openSQLite(t)
 	err := inTx(t, s.DB(), func(tx *sql.Tx) error {
 		d, err := herald.DetectDialect(context.Background(), tx)
-		if err != nil || d != herald.SQLite {
+		if err != nil || d.Name != "sqlite" {
 			t.Fatalf("DetectDialect = %v, %v; want sqlite", d, err)
 		}
 		return herald.Enqueue(context.Background(), tx, herald.Event{Topic: "t", Type: "T"})
@@ -89,7 +89,7 @@ func TestEnqueueDetectsDialectAndGeneratesUUIDv7(t *testing.T) {
 // of the transaction's batch is written.
 func TestEnqueueRejectsBadEvents(t *testing.T) {
 	s := openSQLite(t)
-	ob, _ := herald.NewOutbox(herald.OutboxConfig{Dialect: herald.SQLite, MaxPayload: 10})
+	ob, _ := herald.NewOutbox(herald.OutboxConfig{Dialect: sqlite.Dialect, MaxPayload: 10})
 	cases := []struct {
 		ev   herald.Event
 		want error
@@ -121,7 +121,7 @@ func TestNewOutboxRejectsHostileTableNames(t *testing.T) {
 		if name == "" {
 			continue // empty means the default table
 		}
-		if _, err := herald.NewOutbox(herald.OutboxConfig{Table: name, Dialect: herald.MySQL}); err == nil {
+		if _, err := herald.NewOutbox(herald.OutboxConfig{Table: name, Dialect: sqlite.Dialect}); err == nil {
 			t.Errorf("table name %q was accepted", name)
 		}
 	}

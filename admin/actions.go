@@ -54,9 +54,8 @@ func action[T any](a api, do func(w http.ResponseWriter, r *http.Request, lane l
 		if !a.authorized(w, r) {
 			return
 		}
-		lane, ok := a.lane(r.PathValue("lane"))
+		lane, ok := a.openLane(w, r)
 		if !ok {
-			writeError(w, http.StatusNotFound, fmt.Sprintf("no lane %q", r.PathValue("lane")))
 			return
 		}
 		var body T

@@ -29,6 +29,12 @@ type LaneStatus struct {
 	Paused   bool         `json:"paused"`
 	PausedAt *time.Time   `json:"paused_at,omitempty"`
 	Broker   *BrokerState `json:"broker,omitempty"`
+	// StoreError, when set, says why the lane's store could not be read
+	// (not reachable, not migrated): the counts are then unknown and 0.
+	StoreError string `json:"store_error,omitempty"`
+	// unreadable is StoreError's kind in a few words (Unreadable), the
+	// state `herald status` shows.
+	unreadable string
 }
 
 // NewLaneStatus is the status of lane name over table from its stats.
@@ -75,6 +81,8 @@ type laneRef struct {
 	relay.Lane
 	st        store.Store
 	storeName string
+	// notOpen says why st is nil: the store is not open yet.
+	notOpen error
 }
 
 // lanesStatus answers GET /api/lanes[?tenant=T]: each lane's rows by state,
@@ -88,8 +96,8 @@ func (a api) lanesStatus(w http.ResponseWriter, r *http.Request) {
 		// Without the state table (not migrated yet) the lanes show no state.
 		part, _, err := StoreStatus(ctx, s, tenant)
 		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, err.Error())
-			return
+			// One store that cannot be read does not hide the others.
+			part = Unreadable(s, err)
 		}
 		report.Add(part)
 	}
@@ -99,9 +107,8 @@ func (a api) lanesStatus(w http.ResponseWriter, r *http.Request) {
 // deadList answers GET /api/lanes/{lane}/dead[?after=ID&limit=N]: dead
 // events oldest first, a page at a time; next_after continues.
 func (a api) deadList(w http.ResponseWriter, r *http.Request) {
-	lane, ok := a.lane(r.PathValue("lane"))
+	lane, ok := a.openLane(w, r)
 	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no lane %q", r.PathValue("lane")))
 		return
 	}
 	after, err := queryInt(r, "after", 0, 0, 1<<62)

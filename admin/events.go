@@ -24,11 +24,22 @@ func (a api) laneOf(w http.ResponseWriter, r *http.Request) (laneRef, bool) {
 	return lane, ok
 }
 
+// openLane is laneOf for handlers that read the lane's store: a 503 while
+// the store is not open yet.
+func (a api) openLane(w http.ResponseWriter, r *http.Request) (laneRef, bool) {
+	lane, ok := a.laneOf(w, r)
+	if ok && lane.st == nil {
+		writeError(w, http.StatusServiceUnavailable, lane.notOpen.Error())
+		return laneRef{}, false
+	}
+	return lane, ok
+}
+
 // events answers GET /api/lanes/{lane}/events[?status=S&type=T&key=K
 // &event_id=E&tenant=N&after=ID&limit=N]: the lane's events that match,
 // oldest first, a page at a time (search by event id, key or type).
 func (a api) events(w http.ResponseWriter, r *http.Request) {
-	lane, ok := a.laneOf(w, r)
+	lane, ok := a.openLane(w, r)
 	if !ok {
 		return
 	}
@@ -86,7 +97,7 @@ func (a api) eventPage(w http.ResponseWriter, r *http.Request, lane laneRef, aft
 // headers go only to callers with the admin token: without one configured,
 // nobody sees them through the admin port.
 func (a api) event(w http.ResponseWriter, r *http.Request) {
-	lane, ok := a.laneOf(w, r)
+	lane, ok := a.openLane(w, r)
 	if !ok {
 		return
 	}

@@ -56,7 +56,7 @@ func RegisterStoresHealth(reg prometheus.Registerer, stores []StoreLanes) error 
 			"Seconds the broker has been unreachable since the relay started, the current outage included.",
 			[]string{"broker"}, nil),
 		storeUp: prometheus.NewDesc("herald_store_up",
-			"1 while the relay's claims succeed, 0 while the database is unreachable.", storeLabels, nil),
+			"1 while the relay's claims succeed, 0 while the database is unreachable (or not reached yet at start).", storeLabels, nil),
 	})
 }
 
@@ -84,7 +84,8 @@ func (c *brokerHealth) Collect(ch chan<- prometheus.Metric) {
 		if len(c.stores) > 1 {
 			labels = []string{s.Name}
 		}
-		ch <- prometheus.MustNewConstMetric(c.storeUp, prometheus.GaugeValue, boolValue(s.Health.Store().Up), labels...)
+		_, notOpen := s.open()
+		ch <- prometheus.MustNewConstMetric(c.storeUp, prometheus.GaugeValue, boolValue(notOpen == nil && s.Health.Store().Up), labels...)
 	}
 }
 

@@ -55,9 +55,14 @@ func AddLaneStates(ctx context.Context, st store.Store, lanes []LaneStatus) erro
 }
 
 // StateText is the lane's state in one word or phrase for `herald status`:
-// "paused", "broker down since …", or "ok".
+// "store unreachable" (or another kind of StoreError), "paused", "broker
+// down since …", or "ok".
 func (s LaneStatus) StateText() string {
 	switch {
+	case s.unreadable != "":
+		return s.unreadable
+	case s.StoreError != "":
+		return "store unreadable"
 	case s.Paused:
 		return "paused"
 	case s.Broker != nil && !s.Broker.Up:

@@ -128,6 +128,9 @@ func (c *laneRows) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
 	defer cancel()
 	for _, l := range eachLane(c.stores) {
+		if l.st == nil {
+			continue // not open yet: herald_store_up says so
+		}
 		st, err := l.st.Stats(ctx, l.Scope())
 		if err != nil {
 			c.errs.WithLabelValues(l.Name).Inc()

@@ -68,6 +68,9 @@ func (s *series) sample(ctx context.Context, now time.Time) {
 	defer cancel()
 	lags := map[string]float64{}
 	for _, l := range eachLane(s.stores) {
+		if l.st == nil {
+			continue // not open yet
+		}
 		if st, err := l.st.Stats(ctx, l.Scope()); err == nil {
 			lags[l.Name] = st.OldestPendingAge.Seconds()
 		}

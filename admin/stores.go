@@ -24,6 +24,9 @@ type StoreLanes struct {
 	// Health, when set, is the store's relay's: /readyz answers 503 while
 	// it reports a broker or the database unreachable.
 	Health *relay.Health
+	// Opening, when set, supplies the store once it opens; Store is not
+	// read then. Until it opens, the store is reported awaited (Opening).
+	Opening *Opening
 }
 
 // single is the one store of Listen and NewMetrics.
@@ -37,6 +40,10 @@ func single(st store.Store, lanes []relay.Lane, h *relay.Health) []StoreLanes {
 // that no lane selects. stateErr is why the lane state (pauses, brokers)
 // is unknown, when it is: the counts stand without it.
 func StoreStatus(ctx context.Context, s StoreLanes, tenant string) (report StatusReport, stateErr, err error) {
+	st, err := s.open()
+	if err != nil {
+		return StatusReport{}, nil, err
+	}
 	report.Lanes = make([]LaneStatus, 0, len(s.Lanes))
 	scopes := make([]store.Scope, 0, len(s.Lanes))
 	for _, l := range s.Lanes {
@@ -45,16 +52,16 @@ func StoreStatus(ctx context.Context, s StoreLanes, tenant string) (report Statu
 		if tenant != "" {
 			sc.Tenant = tenant
 		}
-		st, err := s.Store.Stats(ctx, sc)
+		stats, err := st.Stats(ctx, sc)
 		if err != nil {
 			return StatusReport{}, nil, fmt.Errorf("lane %s: %w", l.Name, err)
 		}
-		ls := NewLaneStatus(l.Name, l.Table, st)
+		ls := NewLaneStatus(l.Name, l.Table, stats)
 		ls.Store = s.Name
 		report.Lanes = append(report.Lanes, ls)
 	}
-	stateErr = AddLaneStates(ctx, s.Store, report.Lanes)
-	report.Unselected, err = Unselected(ctx, s.Store, scopes, tenant)
+	stateErr = AddLaneStates(ctx, st, report.Lanes)
+	report.Unselected, err = Unselected(ctx, st, scopes, tenant)
 	if err != nil {
 		return StatusReport{}, nil, fmt.Errorf("store %s: %w", s.Name, err)
 	}
@@ -76,9 +83,10 @@ func (r *StatusReport) Add(other StatusReport) {
 	r.Unselected = append(r.Unselected, other.Unselected...)
 }
 
-// unready says why the relays cannot relay now: a store that does not
-// answer a ping (the first such error per store), else what its relay's
-// health reports. With several stores each line names its store.
+// unready says why the relays cannot relay now: a store not open yet
+// (Opening) or that does not answer a ping (the first such error per
+// store), else what its relay's health reports. With several stores each
+// line names its store.
 func unready(ctx context.Context, stores []StoreLanes) []string {
 	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
@@ -88,7 +96,12 @@ func unready(ctx context.Context, stores []StoreLanes) []string {
 		if len(stores) > 1 {
 			prefix = "store " + s.Name + ": "
 		}
-		if err := s.Store.DB().PingContext(ctx); err != nil {
+		st, err := s.open()
+		if err != nil {
+			why = append(why, err.Error()) // it names the store
+			continue
+		}
+		if err := st.DB().PingContext(ctx); err != nil {
 			why = append(why, prefix+"store unreachable: "+err.Error())
 			continue
 		}
@@ -101,12 +114,14 @@ func unready(ctx context.Context, stores []StoreLanes) []string {
 	return why
 }
 
-// eachLane lists every store's lanes, each with its store.
+// eachLane lists every store's lanes, each with its store (nil, with
+// notOpen saying why, while the store is not open yet).
 func eachLane(stores []StoreLanes) []laneRef {
 	var out []laneRef
 	for _, s := range stores {
+		st, err := s.open()
 		for _, l := range s.Lanes {
-			out = append(out, laneRef{Lane: l, st: s.Store, storeName: s.Name})
+			out = append(out, laneRef{Lane: l, st: st, storeName: s.Name, notOpen: err})
 		}
 	}
 	return out

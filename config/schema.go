@@ -9,12 +9,16 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// NotMigratedError is returned when a command that only reads or writes
-// rows finds a database or table that `herald migrate` never set up; its
-// text names the command that fixes it.
+// NotMigratedError is returned when a command finds a database or table
+// that `herald migrate` never set up, or that is behind this build's
+// schema; its text names the command that fixes it. It wraps
+// store.ErrSchema.
 type NotMigratedError struct{ msg string }
 
 func (e *NotMigratedError) Error() string { return e.msg }
+
+// Unwrap makes errors.Is(err, store.ErrSchema) true.
+func (e *NotMigratedError) Unwrap() error { return store.ErrSchema }
 
 func notMigrated(format string, args ...any) error {
 	return &NotMigratedError{fmt.Sprintf(format, args...)}
@@ -35,9 +39,21 @@ func CheckDatabaseExists(s Store) error {
 	return nil
 }
 
-// CheckMigrated refuses a lane table that was never migrated or is behind
-// this build's schema, naming the command that fixes it.
+// CheckMigrated refuses a lane table that is missing, lacks columns this
+// build reads (store.TableChecker), was never migrated or is behind this
+// build's schema, naming the lane and what fixes it (`herald migrate`).
+// Any other error (the database did not answer) is returned as it is.
 func (rt *Runtime) CheckMigrated(ctx context.Context) error {
+	if tc, ok := rt.Store.(store.TableChecker); ok {
+		for _, l := range rt.File.Lanes {
+			if err := tc.CheckTable(ctx, l.Table); errors.Is(err, store.ErrSchema) {
+				return &NotMigratedError{msg: fmt.Sprintf("lane %s: %v", l.Name, err)}
+			} else if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	sc, ok := rt.Store.(store.SchemaChecker)
 	if !ok {
 		return nil

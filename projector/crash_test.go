@@ -72,7 +72,7 @@ func TestKilledAfterCommitBeforeAck(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, f *fixture) {
 		ev := projectortest.Event("crash", 1)
 		var path string
-		if f.s.Dialect() == herald.SQLite {
+		if f.s.Dialect().Name == "sqlite" {
 			if err := f.s.DB().QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&path); err != nil {
 				t.Fatal(err)
 			}

@@ -127,7 +127,7 @@ func newHeraldSide(b *testing.B, s projectortest.Store) side {
 func newLedgerSide(b *testing.B, s projectortest.Store) side {
 	model := projectortest.NewModel(b, s)
 	table := projectortest.Name("herald_ml")
-	db, pg := s.DB(), s.Dialect() == herald.Postgres
+	db, pg := s.DB(), s.Dialect().Name == "postgres"
 	ddl := "CREATE TABLE " + table + " (projection VARCHAR(64) NOT NULL, event_id VARCHAR(64) NOT NULL, " +
 		"state VARCHAR(16) NOT NULL, PRIMARY KEY (projection, event_id))"
 	if _, err := db.Exec(ddl); err != nil {

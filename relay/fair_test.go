@@ -37,13 +37,13 @@ func fairBacklog() int {
 // MariaDB and PostgreSQL, whose tenant index makes the tenant list and the
 // tenant-scoped claims index dives.
 func TestFairTenantsSmallTenantNotStarved(t *testing.T) {
-	for _, d := range []herald.Dialect{herald.MySQL, herald.Postgres} {
-		t.Run(d.String(), func(t *testing.T) {
+	for _, d := range []serverStore{onMySQL, onPostgres} {
+		t.Run(d.name, func(t *testing.T) {
 			e := newFairEnv(t, d)
 			e.enqueueBacklog("big", fairBacklog())
 			run := measureFair(t, e, true, 50)
 			t.Logf("%s: big tenant drained %d events in %v (%.0f events/s), p99 batch cycle %v; small tenant: %d events, commit → ack p50 %v, p99 %v, max %v (its Commit calls p50 %v, p99 %v; created_at → delivered_at p50 %v, p99 %v)",
-				d, fairBacklog(), run.drain, run.rate(), run.cycle, len(run.acks), pct(run.acks, 50), pct(run.acks, 99), pct(run.acks, 100),
+				d.name, fairBacklog(), run.drain, run.rate(), run.cycle, len(run.acks), pct(run.acks, 50), pct(run.acks, 99), pct(run.acks, 100),
 				pct(run.commits, 50), pct(run.commits, 99), pct(run.small, 50), pct(run.small, 99))
 			if len(run.acks) < 20 {
 				t.Fatalf("only %d small-tenant events were committed during the drain; too few to judge", len(run.acks))
@@ -56,7 +56,7 @@ func TestFairTenantsSmallTenantNotStarved(t *testing.T) {
 }
 
 // newFairEnv is newServerEnv with an outbox to enqueue through.
-func newFairEnv(t testing.TB, d herald.Dialect) *env {
+func newFairEnv(t testing.TB, d serverStore) *env {
 	e := newServerEnv(t, d)
 	ob, err := herald.NewOutbox(herald.OutboxConfig{Table: e.table, Dialect: e.store.Dialect()})
 	if err != nil {
@@ -336,9 +336,9 @@ type plainStore struct{ store.Store }
 // detector on a busy machine about one run in ten put none of the small
 // tenant's events in the first 100 there, for a reason not yet found.
 func TestFairTenantsShareTheFirstBatch(t *testing.T) {
-	for _, d := range []herald.Dialect{herald.MySQL, herald.Postgres} {
+	for _, d := range []serverStore{onMySQL, onPostgres} {
 		for _, fair := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/fair=%v", d, fair), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/fair=%v", d.name, fair), func(t *testing.T) {
 				e := newFairEnv(t, d)
 				e.enqueueBacklog("big", 1000)
 				for range 3 {
@@ -372,8 +372,8 @@ func TestFairTenantsShareTheFirstBatch(t *testing.T) {
 // express worker every quiet event took ≥ 495 ms; the median must be
 // under half of that.
 func TestFairTenantsExpressServesQuietTenant(t *testing.T) {
-	for _, d := range []herald.Dialect{herald.MySQL, herald.Postgres} {
-		t.Run(d.String(), func(t *testing.T) {
+	for _, d := range []serverStore{onMySQL, onPostgres} {
+		t.Run(d.name, func(t *testing.T) {
 			e := startSlowBacklog(t, d, 3000, 0)
 			start := time.Now()
 			for range 10 {
@@ -402,8 +402,8 @@ func TestFairTenantsExpressServesQuietTenant(t *testing.T) {
 // while (known quiet, so the other workers leave it alone) within a list
 // interval, not the lane's poll interval (1 s here).
 func TestFairTenantsExpressFindsTenantNotServedLately(t *testing.T) {
-	for _, d := range []herald.Dialect{herald.MySQL, herald.Postgres} {
-		t.Run(d.String(), func(t *testing.T) {
+	for _, d := range []serverStore{onMySQL, onPostgres} {
+		t.Run(d.name, func(t *testing.T) {
 			e := startSlowBacklog(t, d, 5000, time.Second)
 			start := time.Now()
 			quiet := func(tenant string) {
@@ -437,7 +437,7 @@ func TestFairTenantsExpressFindsTenantNotServedLately(t *testing.T) {
 // startSlowBacklog starts a fair lane (2 workers, batch 100, poll as given,
 // 0 for the default) on a backlog of tenant "big" whose every message
 // takes 5 ms to publish, and returns once its first batch is published.
-func startSlowBacklog(t *testing.T, d herald.Dialect, backlog int, poll time.Duration) *env {
+func startSlowBacklog(t *testing.T, d serverStore, backlog int, poll time.Duration) *env {
 	t.Helper()
 	e := newFairEnv(t, d)
 	e.enqueueBacklog("big", backlog)

@@ -41,7 +41,10 @@ type Health struct {
 	mu       sync.Mutex
 	breakers []*breaker
 	store    StoreStatus
-	log      *slog.Logger
+	// tables holds, by lane, why the lane's table cannot be read as this
+	// build reads it (store.ErrSchema), while its claims fail for that.
+	tables map[string]string
+	log    *slog.Logger
 }
 
 // NewHealth returns an empty Health: no brokers, the database up.
@@ -76,12 +79,14 @@ func (h *Health) Store() StoreStatus {
 }
 
 // Unready returns why the relay cannot relay now: one line per broker that
-// is down and for the database when claims fail; empty when ready.
+// is down, for the database when claims fail, and per lane whose table is
+// not as this build reads it (saying what fixes it); empty when ready.
 func (h *Health) Unready() []string {
 	var why []string
 	if s := h.Store(); !s.Up {
 		why = append(why, fmt.Sprintf("database unreachable since %s: %s", s.Since.UTC().Format(time.RFC3339), s.Error))
 	}
+	why = append(why, h.tableProblems()...)
 	for _, b := range h.Brokers() {
 		if !b.Up {
 			why = append(why, fmt.Sprintf("broker %s unreachable since %s (lanes %v): %s",
@@ -105,18 +110,63 @@ func (h *Health) storeFailed(err error) {
 	log.Error("database unreachable: claims fail; the relay keeps trying", slog.String("error", err.Error()))
 }
 
-// storeOK records a successful claim, logging the recovery after an outage.
-func (h *Health) storeOK() {
+// storeOK records a successful claim of lane, logging the recovery after
+// an outage of the database or of the lane's table.
+func (h *Health) storeOK(lane string) {
 	h.mu.Lock()
-	if h.store.Up {
+	_, tableDown := h.tables[lane]
+	if h.store.Up && !tableDown {
 		h.mu.Unlock()
 		return
 	}
-	outage := time.Since(h.store.Since)
-	h.store = StoreStatus{Up: true, Since: time.Now()}
+	delete(h.tables, lane)
+	wasUp, since := h.store.Up, h.store.Since
+	if !wasUp {
+		h.store = StoreStatus{Up: true, Since: time.Now()}
+	}
 	log := h.log
 	h.mu.Unlock()
-	log.Info("database recovered", slog.Duration("outage", outage.Round(time.Millisecond)))
+	if tableDown {
+		log.Info("the lane's table is readable again", slog.String("lane", lane))
+	}
+	if !wasUp {
+		log.Info("database recovered", slog.Duration("outage", time.Since(since).Round(time.Millisecond)))
+	}
+}
+
+// tableFailed records a claim of lane that failed because its table is
+// not as this build reads it (err wraps store.ErrSchema): the database
+// answers, the lane does not relay. The first such failure logs.
+func (h *Health) tableFailed(lane string, err error) {
+	h.mu.Lock()
+	if h.tables == nil {
+		h.tables = map[string]string{}
+	}
+	_, known := h.tables[lane]
+	h.tables[lane] = err.Error()
+	log := h.log
+	h.mu.Unlock()
+	if !known {
+		log.Error("the lane's table is not as this build reads it; the relay keeps trying",
+			slog.String("lane", lane), slog.String("error", err.Error()))
+	}
+}
+
+// tableProblems is a line per lane whose table is not as this build reads
+// it, by lane name.
+func (h *Health) tableProblems() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	lanes := make([]string, 0, len(h.tables))
+	for l := range h.tables {
+		lanes = append(lanes, l)
+	}
+	sort.Strings(lanes)
+	why := make([]string, len(lanes))
+	for i, l := range lanes {
+		why[i] = fmt.Sprintf("lane %s: %s", l, h.tables[l])
+	}
+	return why
 }
 
 func (h *Health) setLogger(l *slog.Logger) {

@@ -174,7 +174,7 @@ func (r *logReader) fetch(ctx context.Context, fail context.CancelCauseFunc, st 
 			fail(err)
 			return
 		}
-		r.w.health.storeOK()
+		r.w.health.storeOK(r.w.lane.Name)
 		select {
 		case out <- fetched{b: b, took: time.Since(start), at: time.Now()}:
 		case <-ctx.Done():

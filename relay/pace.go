@@ -22,29 +22,40 @@ const (
 	// activeWindow is how long after its last claimed row a worker keeps
 	// peeking every activePoll before backing off.
 	activeWindow = 200 * time.Millisecond
+	// idlePeek is the longest pause between two peeks of an idle lane: the
+	// most an event committed by another process without a wakeup waits
+	// for an idle relay to look. A peek is one indexed read; at this pace
+	// an idle worker costs its database about 20 reads a second. Claims
+	// (which also find expired leases) still come every poll_interval.
+	idlePeek = 50 * time.Millisecond
 )
 
 // pacer decides when a worker claims next: at once after a full batch, on
 // a wakeup, and otherwise by polling that is short after activity and backs
-// off to the lane's poll_interval when idle. On a store that notifies
-// commits (store.Waker) the wakeups do the work and poll_interval is the
-// fallback. On a store that can be peeked at (store.Peeker) short polls are
-// peeks, and only a peek that finds rows leads to a claim; a poll at
-// poll_interval always claims, which is also when expired leases are found.
+// off when idle. On a store that can be peeked at (store.Peeker) the looks
+// are peeks, every activePoll while the lane is active and backing off to
+// idlePeek when idle, and only a peek that finds rows leads to a claim; a
+// claim still comes every poll_interval, which is also when expired leases
+// are found. So a row that another process commits without a wakeup waits
+// at most idlePeek for an idle relay. On a store without peeks the polls
+// are claims, backing off to poll_interval. A store that notifies commits
+// (store.Waker) wakes the worker at once besides; without peeks,
+// poll_interval is then its only other look.
 type pacer struct {
-	w        *worker
-	peeker   store.Peeker
-	delay    time.Duration // before the next look; 0: claim at once
-	idle     time.Duration // the next step of the idle back-off
-	lastRows time.Time     // when a claim last returned rows
+	w         *worker
+	peeker    store.Peeker
+	delay     time.Duration // before the next look; 0: claim at once
+	idle      time.Duration // the next step of the idle back-off
+	lastRows  time.Time     // when a claim last returned rows
+	lastClaim time.Time     // when the worker last claimed
 }
 
 func newPacer(w *worker) *pacer {
-	p := &pacer{w: w, idle: minPoll}
+	p := &pacer{w: w, idle: minPoll, lastClaim: time.Now()}
 	// A peek asks whether the lane has ready rows, which it always has
 	// while a backlog drains: it tells a fair lane's express worker
 	// (express.go) nothing, so that one claims on wakeups and backs off.
-	if pk, ok := w.store.(store.Peeker); ok && !w.notified && !w.express {
+	if pk, ok := w.store.(store.Peeker); ok && !w.express {
 		p.peeker = pk
 	}
 	return p
@@ -57,7 +68,7 @@ func (p *pacer) awaitWork(ctx context.Context) bool {
 		switch {
 		case !ok:
 			return false
-		case p.peeker == nil || p.delay >= p.w.lane.PollInterval:
+		case p.peeker == nil || time.Since(p.lastClaim) >= p.w.lane.PollInterval:
 			if woke {
 				p.idle = minPoll
 			}
@@ -87,6 +98,7 @@ func (p *pacer) ready(ctx context.Context) bool {
 // n rows or failed.
 func (p *pacer) claimed(n int, err error) {
 	lane := p.w.lane
+	p.lastClaim = time.Now()
 	switch {
 	case err != nil:
 		p.idle = min(max(p.idle*2, 100*time.Millisecond), lane.PollInterval)
@@ -95,7 +107,7 @@ func (p *pacer) claimed(n int, err error) {
 		p.delay, p.idle = 0, minPoll
 	case n == 0 && p.w.express && !p.w.expr.servedLately(time.Now()):
 		p.delay = p.expressIdleDelay()
-	case p.w.notified:
+	case p.w.notified && p.peeker == nil:
 		p.delay, p.idle = lane.PollInterval, minPoll
 	case n > 0:
 		p.lastRows = time.Now()
@@ -111,8 +123,12 @@ func (p *pacer) emptyDelay() time.Duration {
 	if p.peeker != nil && time.Since(p.lastRows) < activeWindow {
 		return activePoll
 	}
-	d := p.idle
-	p.idle = min(p.idle*2, p.w.lane.PollInterval)
+	ceiling := p.w.lane.PollInterval
+	if p.peeker != nil {
+		ceiling = min(ceiling, idlePeek)
+	}
+	d := min(p.idle, ceiling)
+	p.idle = min(p.idle*2, ceiling)
 	return d
 }
 

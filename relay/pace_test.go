@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/storetest"
 )
@@ -16,6 +15,8 @@ import (
 type countingStore struct {
 	store.Store
 	claims, peeks atomic.Int64
+	// lastGap is the time between the last two peeks, in ns.
+	lastPeek, lastGap atomic.Int64
 }
 
 func (c *countingStore) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
@@ -25,6 +26,10 @@ func (c *countingStore) Claim(ctx context.Context, p store.ClaimParams) ([]store
 
 func (c *countingStore) Ready(ctx context.Context, s store.Scope) (bool, error) {
 	c.peeks.Add(1)
+	now := time.Now().UnixNano()
+	if last := c.lastPeek.Swap(now); last != 0 {
+		c.lastGap.Store(now - last)
+	}
 	return c.Store.(store.Peeker).Ready(ctx, s)
 }
 
@@ -32,7 +37,7 @@ func (c *countingStore) Ready(ctx context.Context, s store.Scope) (bool, error) 
 // process in any language would: no in-process wakeup.
 func (e *env) plainInsert(id string) {
 	e.t.Helper()
-	_, err := e.store.DB().Exec(storetest.PlainInsert(herald.SQLite, e.table), id, "t", "Happened", []byte(`{}`))
+	_, err := e.store.DB().Exec(storetest.PlainInsert(e.store.Dialect(), e.table), id, "t", "Happened", []byte(`{}`))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -57,6 +62,39 @@ func TestPeekFindsAnotherProcessesEvent(t *testing.T) {
 	}
 	if counting.peeks.Load() == 0 {
 		t.Error("the relay found the event without peeking")
+	}
+}
+
+// Rule: an idle lane on such a store keeps peeking, its pauses backing off
+// to idlePeek and no further: an event another process inserts without a
+// wakeup long after the lane went idle is relayed, though poll_interval is
+// an hour.
+func TestIdleLanePeeksAtIdlePeek(t *testing.T) {
+	e := newEnv(t)
+	counting := &countingStore{Store: e.store}
+	e.store = counting
+	e.start(e.lane(func(l *Lane) { l.PollInterval = time.Hour }))
+	e.enqueue(events("w", "", 1)...)
+	if err := waitCtx(t, 5*time.Second, func(ctx context.Context) error { return e.pub.WaitDistinct(ctx, 1) }); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the idle peeks backed off to idlePeek", func() bool {
+		return time.Duration(counting.lastGap.Load()) >= idlePeek*3/4
+	})
+	settled := counting.peeks.Load()
+	waitFor(t, 10*time.Second, "ten more idle peeks (they back off no further)", func() bool {
+		return counting.peeks.Load() >= settled+10
+	})
+	peeks := counting.peeks.Load()
+	e.plainInsert("plain-idle")
+	if err := waitCtx(t, 10*time.Second, func(ctx context.Context) error { return e.pub.WaitDistinct(ctx, 2) }); err != nil {
+		t.Fatalf("an idle lane must still find an event inserted without a wakeup: %v", err)
+	}
+	if counting.peeks.Load() == peeks {
+		t.Error("the event was found without a peek")
+	}
+	if gap := time.Duration(counting.lastGap.Load()); gap > 2*idlePeek {
+		t.Errorf("idle peeks %v apart, want at most idlePeek (%v)", gap, idlePeek)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker/memory"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store/postgres"
@@ -43,7 +42,7 @@ func TestPostgresNotifyWakesIdleRelay(t *testing.T) {
 	if _, err := tx.Exec(`INSERT INTO "` + table + `" (event_id, topic, event_type, payload) VALUES ('plain-1', 't', 'T', '{}')`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec(`SELECT pg_notify($1, '')`, herald.NotifyChannel(table)); err != nil {
+	if _, err := tx.Exec(`SELECT pg_notify($1, '')`, postgres.NotifyChannel(table)); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

@@ -114,10 +114,9 @@ func (w *worker) claimLoop(ctx context.Context, handoff chan<- *claimed) {
 		}
 		switch {
 		case err == nil:
-			w.health.storeOK()
+			w.health.storeOK(w.lane.Name)
 		case ctx.Err() == nil:
-			// Logged once per outage by health, not once per claim.
-			w.health.storeFailed(err)
+			w.claimFailed(ctx, err)
 		}
 		pace.claimed(n, err)
 	}

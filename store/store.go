@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald"
@@ -258,3 +260,77 @@ type SchemaChecker interface {
 	// migrated) and the latest version this build knows.
 	SchemaVersion(ctx context.Context, table string) (current, latest int, err error)
 }
+
+// TableChecker is an optional Store ability: whether a table is as this
+// build reads it, without changing anything, so that a relay can tell a
+// table that needs `herald migrate` from a database that is down.
+type TableChecker interface {
+	// CheckTable returns nil when table exists with every column this
+	// build reads and it and Herald's own tables are at the latest schema
+	// version; a *SchemaError saying what is missing or behind otherwise;
+	// and any other error when it could not tell (the database did not
+	// answer).
+	CheckTable(ctx context.Context, table string) error
+}
+
+// ErrSchema matches (errors.Is) every SchemaError: a table that is not as
+// this build reads it. Waiting does not fix it.
+var ErrSchema = errors.New("not migrated")
+
+// SchemaError says how a table is not as this build reads it, and its text
+// what fixes it: a table that does not exist, or one behind the latest
+// migration (or whose store's own tables are), needs migrating (`herald
+// migrate`, or Migrate/MigrateFor in a program); columns missing from a
+// table that records the latest version were dropped or never made by
+// Herald, and need adding by hand.
+type SchemaError struct {
+	Table string
+	// NoTable says the table does not exist.
+	NoTable bool
+	// Columns are the columns it lacks.
+	Columns []string
+	// Version and Latest are its recorded schema version and this build's,
+	// when it is behind; Own says they are those of Herald's own tables.
+	Version, Latest int
+	Own             bool
+}
+
+const migrateHint = "run `herald migrate` (Migrate or MigrateFor in a program)"
+
+func (e *SchemaError) Error() string {
+	switch {
+	case e.NoTable:
+		return fmt.Sprintf("table %s does not exist: %s", e.Table, migrateHint)
+	case len(e.Columns) > 0:
+		return fmt.Sprintf("table %s lacks column %s, which Herald reads; its migrations are recorded as done, "+
+			"so add the column by hand (docs/sql.md has the table's definition)", e.Table, strings.Join(e.Columns, ", "))
+	case e.Own:
+		return fmt.Sprintf("Herald's own tables are at schema version %d of %d: %s", e.Version, e.Latest, migrateHint)
+	}
+	return fmt.Sprintf("table %s is at schema version %d of %d: %s", e.Table, e.Version, e.Latest, migrateHint)
+}
+
+// Is makes errors.Is(err, ErrSchema) true.
+func (e *SchemaError) Is(target error) bool { return target == ErrSchema }
+
+// ErrMisconfigured is wrapped by a store's Open error when the server
+// answered and refused the connection's settings: the credentials, a
+// database that does not exist, a server version Herald does not support.
+// Waiting does not fix it; a server that is down, starting up or out of
+// connections is a herald.Unavailable error instead.
+var ErrMisconfigured = errors.New("the server refuses this connection's settings")
+
+// Misconfigured marks err as ErrMisconfigured (errors.Is), keeping its
+// text. Misconfigured(nil) is nil.
+func Misconfigured(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &misconfiguredError{err}
+}
+
+type misconfiguredError struct{ err error }
+
+func (e *misconfiguredError) Error() string        { return e.err.Error() }
+func (e *misconfiguredError) Unwrap() error        { return e.err }
+func (e *misconfiguredError) Is(target error) bool { return target == ErrMisconfigured }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/heraldhq/herald"
@@ -41,23 +40,10 @@ type leaseStore struct {
 
 var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
-// q rewrites ? placeholders as the dialect wants them.
+// q puts the table's name in query and its placeholders in the
+// database's form.
 func (l *leaseStore) q(query string) string {
-	query = strings.ReplaceAll(query, "{t}", l.table)
-	if l.dialect != herald.Postgres {
-		return query
-	}
-	var b strings.Builder
-	n := 0
-	for _, c := range query {
-		if c == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return l.dialect.Rebind(strings.ReplaceAll(query, "{t}", l.table))
 }
 
 // migrate creates the table if it is missing.
@@ -77,13 +63,23 @@ func (l *leaseStore) migrate(ctx context.Context) error {
 	return nil
 }
 
-// add inserts the rows of shards not known yet.
-func (l *leaseStore) add(ctx context.Context, shard string, parents []string) error {
-	insert := "INSERT INTO {t} (stream_name, consumer_group, shard_id, parent_ids) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
-	if l.dialect == herald.MySQL {
-		insert = "INSERT IGNORE INTO {t} (stream_name, consumer_group, shard_id, parent_ids) VALUES (?, ?, ?, ?)"
+// add inserts the row of a shard not in known (the rows read last). When
+// another process inserted it meanwhile, the duplicate is no error: the
+// row is there. (No conflict clause: each database writes its own.)
+func (l *leaseStore) add(ctx context.Context, shard string, parents []string, known map[string]leaseRow) error {
+	if _, ok := known[shard]; ok {
+		return nil
 	}
-	_, err := l.db.ExecContext(ctx, l.q(insert), l.stream, l.group, shard, strings.Join(parents, ","))
+	_, err := l.db.ExecContext(ctx, l.q("INSERT INTO {t} (stream_name, consumer_group, shard_id, parent_ids) VALUES (?, ?, ?, ?)"),
+		l.stream, l.group, shard, strings.Join(parents, ","))
+	if err == nil {
+		return nil
+	}
+	var n int
+	if qerr := l.db.QueryRowContext(ctx, l.q("SELECT COUNT(*) FROM {t} WHERE stream_name = ? AND consumer_group = ? AND shard_id = ?"),
+		l.stream, l.group, shard).Scan(&n); qerr == nil && n == 1 {
+		return nil
+	}
 	return err
 }
 

@@ -194,6 +194,10 @@ func (s *Subscriber) round(ctx context.Context) error {
 
 // syncShards adds a row for every shard of the stream not in the table.
 func (s *Subscriber) syncShards(ctx context.Context) error {
+	known, err := s.leases.all(ctx)
+	if err != nil {
+		return err
+	}
 	in := &awskinesis.ListShardsInput{}
 	in.StreamName, in.StreamARN = streamInput(s.cfg.Stream)
 	for {
@@ -208,7 +212,7 @@ func (s *Subscriber) syncShards(ctx context.Context) error {
 					parents = append(parents, aws.ToString(p))
 				}
 			}
-			if err := s.leases.add(ctx, aws.ToString(sh.ShardId), parents); err != nil {
+			if err := s.leases.add(ctx, aws.ToString(sh.ShardId), parents, known); err != nil {
 				return err
 			}
 		}

@@ -192,7 +192,7 @@ type dialect struct {
 // placeholders ($1, $2, …).
 func (s dialect) q(query string) string {
 	query = strings.ReplaceAll(query, "{p}", s.prefix)
-	if s.d != herald.Postgres {
+	if s.d.Name != "postgres" {
 		return query
 	}
 	var b strings.Builder
@@ -213,13 +213,13 @@ func (s dialect) q(query string) string {
 func (s dialect) upsertAdd(table, conflict string, cols ...string) string {
 	set := make([]string, len(cols))
 	for i, c := range cols {
-		if s.d == herald.MySQL {
+		if s.d.Name == "mysql" {
 			set[i] = fmt.Sprintf("%s = %s + VALUES(%s)", c, c, c)
 		} else {
 			set[i] = fmt.Sprintf("%s = %s.%s + excluded.%s", c, table, c, c)
 		}
 	}
-	if s.d == herald.MySQL {
+	if s.d.Name == "mysql" {
 		return " ON DUPLICATE KEY UPDATE " + strings.Join(set, ", ")
 	}
 	return " ON CONFLICT (" + conflict + ") DO UPDATE SET " + strings.Join(set, ", ")
@@ -227,7 +227,7 @@ func (s dialect) upsertAdd(table, conflict string, cols ...string) string {
 
 // greatest is the larger of two expressions.
 func (s dialect) greatest(a, b string) string {
-	if s.d == herald.SQLite {
+	if s.d.Name == "sqlite" {
 		return "max(" + a + ", " + b + ")"
 	}
 	return "GREATEST(" + a + ", " + b + ")"
@@ -236,7 +236,7 @@ func (s dialect) greatest(a, b string) string {
 // insertIgnore is an INSERT that skips a row whose key exists.
 func (s dialect) insertIgnore(table, cols, conflict string) string {
 	ph := strings.TrimSuffix(strings.Repeat("?, ", strings.Count(cols, ",")+1), ", ")
-	if s.d == herald.MySQL {
+	if s.d.Name == "mysql" {
 		return "INSERT IGNORE INTO " + table + " (" + cols + ") VALUES (" + ph + ")"
 	}
 	return "INSERT INTO " + table + " (" + cols + ") VALUES (" + ph + ") ON CONFLICT (" + conflict + ") DO NOTHING"

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker/memory"
 	"github.com/heraldhq/herald/examples/giftwall"
 	"github.com/heraldhq/herald/relay"
@@ -55,7 +54,7 @@ func backdate(t *testing.T, s store.Store, table string, d time.Duration) {
 	t.Helper()
 	q := "UPDATE " + table + " SET created_at = created_at - ?"
 	var arg any = d.Milliseconds()
-	if s.Dialect() == herald.MySQL {
+	if s.Dialect().Name == "mysql" {
 		q, arg = "UPDATE "+table+" SET created_at = created_at - INTERVAL ? SECOND", int(d.Seconds())
 	}
 	if _, err := s.DB().Exec(q, arg); err != nil {

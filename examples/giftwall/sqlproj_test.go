@@ -10,7 +10,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/examples/giftwall"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/projector"
@@ -36,10 +35,10 @@ statements:
 
 // wallUpserts are the upsert clauses: SQLite and PostgreSQL share ON
 // CONFLICT, MySQL/MariaDB has ON DUPLICATE KEY.
-var wallUpserts = map[herald.Dialect]string{
-	herald.SQLite: `ON CONFLICT (tenant, user_id, gift_id) DO UPDATE SET total_count = {wall}.total_count + excluded.total_count,
+var wallUpserts = map[string]string{
+	"sqlite": `ON CONFLICT (tenant, user_id, gift_id) DO UPDATE SET total_count = {wall}.total_count + excluded.total_count,
     last_received_at = CASE WHEN excluded.last_received_at > {wall}.last_received_at THEN excluded.last_received_at ELSE {wall}.last_received_at END`,
-	herald.MySQL: `ON DUPLICATE KEY UPDATE total_count = total_count + VALUES(total_count),
+	"mysql": `ON DUPLICATE KEY UPDATE total_count = total_count + VALUES(total_count),
     last_received_at = GREATEST(last_received_at, VALUES(last_received_at))`,
 }
 
@@ -63,9 +62,9 @@ func TestYAMLGiftWallMatchesGoHandler(t *testing.T) {
 			goApp := newApp(t, s, giftwall.Config{})
 			sqlApp := newApp(t, s, giftwall.Config{}) // only its user_gift_wall is used
 			cfg := goApp.Config()
-			upsert := wallUpserts[s.Dialect()]
-			if s.Dialect() == herald.Postgres {
-				upsert = wallUpserts[herald.SQLite]
+			upsert := wallUpserts[s.Dialect().Name]
+			if s.Dialect().Name == "postgres" {
+				upsert = wallUpserts["sqlite"]
 			}
 			doc := strings.NewReplacer("{upsert}", upsert).Replace(wallYAML)
 			doc = strings.NewReplacer("{wall}", sqlApp.Config().Prefix+"user_gift_wall", "{outbox}", cfg.WalletTable).Replace(doc)

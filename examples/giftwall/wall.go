@@ -52,7 +52,7 @@ func (g *GiftWall) Apply(ctx context.Context, tx *sql.Tx, ev herald.Event) error
 
 // lastCol is the existing row's column in an upsert's update clause.
 func (g *GiftWall) lastCol(table string) string {
-	if g.sql.d == herald.MySQL {
+	if g.sql.d.Name == "mysql" {
 		return "last_received_at"
 	}
 	return table + ".last_received_at"
@@ -60,7 +60,7 @@ func (g *GiftWall) lastCol(table string) string {
 
 // newCol is the inserted row's column in an upsert's update clause.
 func (g *GiftWall) newCol(col string) string {
-	if g.sql.d == herald.MySQL {
+	if g.sql.d.Name == "mysql" {
 		return "VALUES(" + col + ")"
 	}
 	return "excluded." + col

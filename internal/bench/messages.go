@@ -17,10 +17,17 @@ func (s Setup) checkMessages() error {
 	if !s.Messages {
 		return nil
 	}
-	if s.Store.Dialect() != herald.Postgres || s.Source != relay.SourceLog {
+	if !isPostgres(s.Store) || s.Source != relay.SourceLog {
 		return errors.New("events written as logical messages need a PostgreSQL store and a log lane")
 	}
 	return nil
+}
+
+// isPostgres reports whether st is a PostgreSQL store (logical messages
+// exist only in its log).
+func isPostgres(st any) bool {
+	_, ok := st.(*postgres.Store)
+	return ok
 }
 
 // emitMessages commits evs as pg_logical_emit_message events (the format

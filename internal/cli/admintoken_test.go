@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Rule: `herald run` with admin.token serves the actions to callers that
@@ -14,6 +15,8 @@ func TestRunServesActionsWithTheToken(t *testing.T) {
 	appendConfig(t, cfg, "admin: {token: s3cret}\n")
 	run := startChild(t, dir, "run", "--config", cfg)
 	addr := adminAddr(t, run)
+	// The admin server answers before the store is open; actions wait for it.
+	waitFor(t, 30*time.Second, "/readyz 200", func() bool { code, _ := readyz(addr); return code == http.StatusOK })
 	if !strings.Contains(run.stderr.String(), "actions need the admin token") {
 		t.Errorf("herald run must say actions need the token:\n%s", run.stderr.String())
 	}

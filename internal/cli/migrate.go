@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -12,7 +13,7 @@ import (
 func (a *app) migrateCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "migrate",
-		Short: "Create or upgrade every lane's outbox table (in every store, or --store's)",
+		Short: "Create or upgrade every lane's outbox table (in every store, or --store's; each store is tried)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := a.loadConfig()
@@ -23,12 +24,16 @@ func (a *app) migrateCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Each store is migrated, whichever failed before it: the
+			// ones that could be are said on stdout, the others named in
+			// the error.
+			var failed []error
 			for _, sf := range files {
 				if err := a.migrate(cmd.Context(), sf, len(files) > 1); err != nil {
-					return err
+					failed = append(failed, storeError(sf, len(files) > 1, err))
 				}
 			}
-			return nil
+			return errors.Join(failed...)
 		},
 	}
 }

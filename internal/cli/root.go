@@ -10,14 +10,17 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/drivers"
+	"github.com/heraldhq/herald/store"
 )
 
-// Exit codes (a contract): 0 ok, 1 runtime failure, 2 bad usage or config.
+// Exit codes (a contract): 0 ok, 1 runtime failure, 2 bad usage or config
+// (settings a database refuses included).
 const (
 	ExitOK      = 0
 	ExitFailure = 1
@@ -43,6 +46,9 @@ type app struct {
 	// whether log.format is json, so that every "herald:" line follows it.
 	log     *slog.Logger
 	jsonLog bool
+	// sayMu keeps "herald:" lines whole: each store of `herald run` says
+	// what it starts from its own goroutine.
+	sayMu sync.Mutex
 }
 
 // Main runs the herald command line with args (without the program name)
@@ -59,7 +65,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	a.sayError(err)
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, config.ErrInvalid) || isCobraUsage(err) {
+	if errors.As(err, &ue) || errors.Is(err, config.ErrInvalid) || errors.Is(err, store.ErrMisconfigured) || isCobraUsage(err) {
 		return ExitUsage
 	}
 	return ExitFailure
@@ -197,6 +203,8 @@ func (a *app) say(format string, args ...any) {
 		a.log.Info(msg)
 		return
 	}
+	a.sayMu.Lock()
+	defer a.sayMu.Unlock()
 	fmt.Fprintf(a.stderr, "herald: %s\n", msg)
 }
 

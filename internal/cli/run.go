@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os/signal"
 	"sort"
-	"sync"
 	"syscall"
 	"time"
 
@@ -18,23 +16,34 @@ import (
 	"github.com/heraldhq/herald/admin"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/relay"
-	"github.com/heraldhq/herald/store"
 )
 
 func (a *app) runCommand() *cobra.Command {
 	var noMigrate bool
+	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Relay events from the outbox tables to the brokers until SIGINT/SIGTERM",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			return a.run(cmd.Context(), !noMigrate)
 		},
 	}
 	cmd.Flags().BoolVar(&noMigrate, "no-migrate", false, "do not run migrations at start")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (written at exit)")
 	return cmd
 }
 
+// run starts, in this order, what does not need a database (the admin
+// server, so probes answer from the first second; the brokers; tracing),
+// then every store on its own (runStores).
 func (a *app) run(ctx context.Context, migrate bool) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -50,11 +59,12 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 	if err != nil {
 		return err
 	}
-	stores, err := openStores(ctx, files, migrate, log)
-	defer closeStores(stores)
+	stores := newStoreRuns(files, log)
+	obs, stopAdmin, err := a.startAdmin(f, stores)
 	if err != nil {
 		return err
 	}
+	defer stopAdmin()
 	whole := f // every store's lanes, or --store's
 	if a.storeName != "" {
 		whole = files[0]
@@ -64,47 +74,13 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 	if err := brokers.StartBrokers(ctx, log); err != nil {
 		return err
 	}
-	var projections []config.Projection
-	for _, s := range stores {
-		s.rt.UseBrokers(brokers)
-		ps, err := s.rt.StartProjections(ctx, s.log, migrate)
-		if err != nil {
-			return err
-		}
-		projections = append(projections, ps...)
-	}
 	a.announce(brokers, stores)
-	obs, stopAdmin, err := a.startAdmin(f, stores)
-	if err != nil {
-		return err
-	}
-	defer stopAdmin()
 	tp, stopTracing, err := a.startTracing(ctx, f.Tracing)
 	if err != nil {
 		return err
 	}
 	defer stopTracing()
-	relays, err := newRelays(stores, f.Node, obs, tp)
-	if err != nil {
-		return fmt.Errorf("%w: %v", config.ErrInvalid, err)
-	}
-	pctx, stopProjections := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	for _, p := range projections {
-		a.say("projection %s running", p.Projector.Name())
-		wg.Go(func() {
-			if err := p.Projector.Run(pctx, p.Source); err != nil {
-				log.Error("projection stopped", "projection", p.Projector.Name(), "err", err)
-			}
-		})
-	}
-	err = runRelays(ctx, relays)
-	stopProjections()
-	wg.Wait() // the projectors settle what they hold, then end
-	if errors.Is(err, store.ErrLogUnavailable) {
-		// A setting of the database's to change: a configuration error.
-		return fmt.Errorf("%w: %v", config.ErrInvalid, err)
-	}
+	err = runStores(ctx, stores, runEnv{brokers: brokers, migrate: migrate, node: f.Node, obs: obs, tp: tp, say: a.say})
 	log.Info("herald stopped", slog.String("signal", fmt.Sprint(context.Cause(ctx))))
 	return err
 }
@@ -117,7 +93,7 @@ func (a *app) startAdmin(f *config.File, stores []*storeRun) (relay.Observer, fu
 	}
 	lanes := make([]admin.StoreLanes, len(stores))
 	for i, s := range stores {
-		lanes[i] = admin.StoreLanes{Name: s.name, Store: s.rt.Store, Lanes: s.rt.Lanes, Health: s.health}
+		lanes[i] = admin.StoreLanes{Name: s.name, Opening: s.opening, Lanes: s.file.Lanes, Health: s.health}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfoGauge())
@@ -157,7 +133,7 @@ func (a *app) announce(rt *config.Runtime, stores []*storeRun) {
 		a.say("broker %s: %s", n, rt.Endpoints[n])
 	}
 	for _, s := range stores {
-		for _, l := range s.rt.File.Lanes {
+		for _, l := range s.file.Lanes {
 			where := ""
 			if len(stores) > 1 {
 				where = "store " + s.name + ", "

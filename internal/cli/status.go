@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -20,17 +21,18 @@ func (a *app) statusCommand() *cobra.Command {
 		Short: "Show each lane's backlog (pending, retrying, in flight, delivered, dead) and rows no lane selects",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			report, err := a.status(cmd, tenant)
+			report, unread, err := a.status(cmd, tenant)
 			if err != nil {
 				return err
 			}
+			// Every store that answered is shown, and the lanes of one that
+			// did not are marked; then the command fails naming it.
 			if asJSON {
-				return json.NewEncoder(a.stdout).Encode(report)
+				err = json.NewEncoder(a.stdout).Encode(report)
+			} else if err = a.printStatus(report.Lanes); err == nil {
+				err = a.printUnselected(report.Unselected)
 			}
-			if err := a.printStatus(report.Lanes); err != nil {
-				return err
-			}
-			return a.printUnselected(report.Unselected)
+			return errors.Join(err, unread)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -39,25 +41,37 @@ func (a *app) statusCommand() *cobra.Command {
 }
 
 // status reads the lanes of every store (or of --store's) in config order
-// of the stores: the default store first.
-func (a *app) status(cmd *cobra.Command, tenant string) (admin.StatusReport, error) {
+// of the stores: the default store first. A store that cannot be read
+// (unreachable, not migrated) does not hide the others: its lanes are in
+// the report marked with why (admin.Unreadable), and unread names it.
+func (a *app) status(cmd *cobra.Command, tenant string) (report admin.StatusReport, unread, err error) {
 	f, err := a.loadConfig()
 	if err != nil {
-		return admin.StatusReport{}, err
+		return admin.StatusReport{}, nil, err
 	}
 	files, err := a.storeFiles(f)
 	if err != nil {
-		return admin.StatusReport{}, err
+		return admin.StatusReport{}, nil, err
 	}
-	report := admin.StatusReport{Lanes: []admin.LaneStatus{}, Unselected: []admin.TableUnselected{}}
+	report = admin.StatusReport{Lanes: []admin.LaneStatus{}, Unselected: []admin.TableUnselected{}}
+	var failed []error
 	for _, sf := range files {
 		part, err := a.storeStatus(cmd.Context(), sf, tenant)
 		if err != nil {
-			return admin.StatusReport{}, err
+			failed = append(failed, storeError(sf, len(files) > 1, err))
+			part = admin.Unreadable(admin.StoreLanes{Name: sf.StoreName(), Lanes: sf.Lanes}, err)
 		}
 		report.Add(part)
 	}
-	return report, nil
+	return report, errors.Join(failed...), nil
+}
+
+// storeError names the store of err when the command works on several.
+func storeError(f *config.File, several bool, err error) error {
+	if !several {
+		return err
+	}
+	return fmt.Errorf("store %s: %w", f.StoreName(), err)
 }
 
 // storeStatus reads the lanes of one store's part of the config.
@@ -81,6 +95,10 @@ func (a *app) printStatus(lanes []admin.LaneStatus) error {
 	w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "LANE\tSTORE\tTABLE\tPENDING\tRETRYING\tIN FLIGHT\tDELIVERED\tDEAD\tOLDEST PENDING\tSTATE\t")
 	for _, l := range lanes {
+		if l.StoreError != "" { // counts unknown
+			fmt.Fprintf(w, "%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t%s\t\n", l.Name, l.Store, l.Table, l.StateText())
+			continue
+		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.1fs\t%s\t\n", l.Name, l.Store, l.Table, l.Pending, l.Retrying,
 			l.InFlight, l.Delivered, l.Dead, l.OldestPendingAgeSeconds, l.StateText())
 	}

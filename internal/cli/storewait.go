@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -10,40 +11,75 @@ import (
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/sleep"
+	"github.com/heraldhq/herald/store"
 )
 
-// The wait between tries to open a database that is down at start.
+// The wait between tries to open a database that is down at start: short
+// enough that a store relays within about two seconds of its database
+// coming up; a refused connection costs the database nothing.
 const (
 	storeRetryInitial = 500 * time.Millisecond
-	storeRetryMax     = 10 * time.Second
+	storeRetryMax     = 2 * time.Second
 )
 
-// openStoreWaiting opens the store, and when the database cannot be
-// reached waits for it (logging once, trying again with a capped backoff)
-// instead of failing: a relay started before its database comes up, as
-// under an orchestrator, starts relaying when it does. Other errors (bad
-// config, refused credentials) fail at once.
-func openStoreWaiting(ctx context.Context, f *config.File, migrate bool, log *slog.Logger) (*config.Runtime, error) {
+// openWaiting opens the store (migrating its lanes' tables as allowed)
+// and checks that every lane's table is as this build reads it. While the
+// database cannot be reached it waits for it, on its own (logging once,
+// trying again with a capped backoff, each failure recorded for /readyz):
+// a relay started before its database comes up, as under an orchestrator,
+// starts relaying when it does, and the other stores do not wait with it.
+// Settings the server refuses and tables that need `herald migrate` are
+// configuration errors (exit 2), since waiting would not fix them; other
+// errors fail at once. It returns nil, nil when ctx ends first.
+func (s *storeRun) openWaiting(ctx context.Context, migrate bool) (*config.Runtime, error) {
 	wait := storeRetryInitial
 	var began time.Time
 	for {
-		rt, err := config.OpenStore(ctx, f, migrate)
-		if err == nil {
+		rt, err := s.tryOpen(ctx, migrate)
+		switch {
+		case err == nil:
 			if !began.IsZero() {
-				log.Info("database reachable; starting", slog.Duration("waited", time.Since(began).Round(time.Millisecond)))
+				s.log.Info("database reachable; starting", slog.Duration("waited", time.Since(began).Round(time.Millisecond)))
 			}
 			return rt, nil
-		}
-		if errors.Is(err, config.ErrInvalid) || !(broker.Unreachable(err) || herald.IsUnavailable(err)) {
+		case ctx.Err() != nil:
+			return nil, nil
+		case errors.Is(err, config.ErrInvalid):
 			return nil, err
+		case errors.Is(err, store.ErrMisconfigured) || errors.Is(err, store.ErrSchema):
+			return nil, usageError{fmt.Errorf("%s: %w", s.keyPath(), err)}
+		case !(broker.Unreachable(err) || herald.IsUnavailable(err)):
+			return nil, fmt.Errorf("%s: %w", s.keyPath(), err)
 		}
+		s.opening.Failed(err)
 		if began.IsZero() {
 			began = time.Now()
-			log.Error("database unreachable at start; waiting for it", slog.String("error", err.Error()))
+			s.log.Error("database unreachable at start; waiting for it", slog.String("error", err.Error()))
 		}
 		if !sleep.For(ctx, wait) {
-			return nil, err
+			return nil, nil
 		}
 		wait = min(wait*2, storeRetryMax)
 	}
+}
+
+// tryOpen opens the store once and checks its lanes' tables. Without
+// migrations, a SQLite file that does not exist is refused rather than
+// made empty.
+func (s *storeRun) tryOpen(ctx context.Context, migrate bool) (*config.Runtime, error) {
+	migrating := migrate && *s.file.Store.Migrate
+	if !migrating {
+		if err := config.CheckDatabaseExists(s.file.Store); err != nil {
+			return nil, err
+		}
+	}
+	rt, err := config.OpenStore(ctx, s.file, migrate)
+	if err != nil {
+		return nil, err
+	}
+	if err := rt.CheckMigrated(ctx); err != nil {
+		rt.Close()
+		return nil, err
+	}
+	return rt, nil
 }

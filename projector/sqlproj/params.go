@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/store"
 )
 
 // Statement is one configured SQL statement bound to a dialect: the SQL
@@ -59,7 +58,7 @@ func Compile(query string, d herald.Dialect) (Statement, error) {
 				return Statement{}, err
 			}
 			out.Params = append(out.Params, name)
-			b.WriteString(store.Placeholder(d, len(out.Params)))
+			b.WriteString(d.Placeholder(len(out.Params)))
 			i += len(name)
 			continue
 		}

@@ -93,12 +93,16 @@ func (p Projection) Validate(path string) error {
 		}
 	}
 	for i, s := range p.Statements {
-		if _, err := Compile(s, herald.SQLite); err != nil {
+		if _, err := Compile(s, anyDialect); err != nil {
 			return fmt.Errorf("%s.statements[%d]: %v", path, i, err)
 		}
 	}
 	return p.validateNames(path)
 }
+
+// anyDialect compiles statements for validation, before the store is known:
+// the parameters' names are checked the same way in every dialect.
+var anyDialect = herald.Dialect{Placeholder: func(int) string { return "?" }}
 
 // validateNames checks the name, the ledger table and the type filters as
 // the projector will.

@@ -13,6 +13,8 @@ import (
 	"github.com/heraldhq/herald/projector/projectortest"
 	"github.com/heraldhq/herald/projector/sqlproj"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/mysql"
+	"github.com/heraldhq/herald/store/postgres"
 	"github.com/heraldhq/herald/store/sqlite"
 )
 
@@ -21,7 +23,7 @@ import (
 // refused.
 func TestCompile(t *testing.T) {
 	q := "UPDATE t SET a = :payload.a.b, s = ':event.id', c = x::text, d = :event.id WHERE k = :header.k AND @v := 1"
-	st, err := sqlproj.Compile(q, herald.Postgres)
+	st, err := sqlproj.Compile(q, postgres.Dialect)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,11 +31,11 @@ func TestCompile(t *testing.T) {
 	if st.SQL != want || !reflect.DeepEqual(st.Params, []string{"payload.a.b", "event.id", "header.k"}) {
 		t.Errorf("got %q %v", st.SQL, st.Params)
 	}
-	if st, _ := sqlproj.Compile("SELECT :event.id, :event.id", herald.MySQL); st.SQL != "SELECT ?, ?" {
+	if st, _ := sqlproj.Compile("SELECT :event.id, :event.id", mysql.Dialect); st.SQL != "SELECT ?, ?" {
 		t.Errorf("mysql: %q", st.SQL)
 	}
 	for _, bad := range []string{"SELECT :event.nope", "SELECT :what", "SELECT 'open", "  "} {
-		if _, err := sqlproj.Compile(bad, herald.SQLite); err == nil {
+		if _, err := sqlproj.Compile(bad, sqlite.Dialect); err == nil {
 			t.Errorf("%q compiled", bad)
 		}
 	}
@@ -42,7 +44,7 @@ func TestCompile(t *testing.T) {
 // TestArgs: values from the event; JSON numbers as int64 or float64,
 // objects as JSON text; a missing path or header is an error naming it.
 func TestArgs(t *testing.T) {
-	st, err := sqlproj.Compile("SELECT :event.tenant, :event.key, :event.time_ms, :header.h, :payload.n, :payload.f, :payload.o, :payload.a.1", herald.SQLite)
+	st, err := sqlproj.Compile("SELECT :event.tenant, :event.key, :event.time_ms, :header.h, :payload.n, :payload.f, :payload.o, :payload.a.1", sqlite.Dialect)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func TestArgs(t *testing.T) {
 		t.Errorf("got %#v, want %#v", args, want)
 	}
 	for q, missing := range map[string]string{"SELECT :payload.zz": "zz", "SELECT :header.nope": "nope", "SELECT :payload.a.5": "a.5"} {
-		st, _ := sqlproj.Compile(q, herald.SQLite)
+		st, _ := sqlproj.Compile(q, sqlite.Dialect)
 		if _, err := st.Args(ev); err == nil || !strings.Contains(err.Error(), missing) {
 			t.Errorf("%s: %v, want an error naming %q", q, err, missing)
 		}

@@ -7,5 +7,5 @@ import (
 )
 
 // herald.Enqueue's dialect detection names this database, and its INSERT
-// (store/enqueuesql) runs here.
+// (internal/legacyenqueue) runs here.
 func TestDetectAndEnqueue(t *testing.T) { dbtest.DetectAndEnqueue(t, openStore(t)) }

@@ -66,3 +66,6 @@ func (s *Store) LookForExpiredThen(ctx context.Context, table string, during fun
 	}
 	return err
 }
+
+// OutboxColumns are the columns CheckTable requires.
+var OutboxColumns = outboxColumns

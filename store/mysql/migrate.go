@@ -60,6 +60,17 @@ func (s *Store) underMigrateLock(ctx context.Context, steps func(conn *sql.Conn)
 	return steps(conn)
 }
 
+// forgetDropped deletes the migration records of table when the table
+// itself is gone (dropped by hand), so that migrating makes it again
+// instead of finding it up to date.
+func forgetDropped(ctx context.Context, conn *sql.Conn, table string) error {
+	if _, err := conn.ExecContext(ctx, `DELETE FROM herald_migrations WHERE table_name = ? AND NOT EXISTS
+  (SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?)`, table, table); err != nil {
+		return fmt.Errorf("mysql store: migrate %s: %w", table, err)
+	}
+	return nil
+}
+
 // apply runs the migrations of kind for table that herald_migrations does
 // not list yet. Each statement is idempotent (IF NOT EXISTS, or see
 // appliedBefore), so a crash between a DDL and its record only repeats

@@ -90,12 +90,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		}
 		return checkVersionString(version)
 	}); err != nil {
-		return nil, err
+		return nil, connectError(err)
 	}
 	multi, err := openMulti(ctx, cfg, opts)
 	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, connectError(err)
 	}
 	return &Store{db: db, multi: multi, owned: true, mariadb: isMariaDB(version)}, nil
 }
@@ -124,8 +124,8 @@ func openMulti(ctx context.Context, cfg *mysql.Config, opts Options) (*sql.DB, e
 // is recommended for speed. The server version is checked by Migrate.
 func New(db *sql.DB) *Store { return &Store{db: db} }
 
-// Dialect returns herald.MySQL.
-func (s *Store) Dialect() herald.Dialect { return herald.MySQL }
+// Dialect returns the package's Dialect.
+func (s *Store) Dialect() herald.Dialect { return Dialect }
 
 // DB returns the pool, for callers that enqueue in their own transactions.
 func (s *Store) DB() *sql.DB { return s.db }
@@ -164,6 +164,37 @@ func serverVersion(ctx context.Context, db *sql.DB) (string, error) {
 		return "", fmt.Errorf("mysql store: reading the server version: %w", err)
 	}
 	return v, nil
+}
+
+// The server's errors for refused credentials or database, a database
+// that does not exist, and no connection slot free.
+const (
+	erDBAccessDenied     = 1044
+	erAccessDenied       = 1045
+	erBadDB              = 1049
+	erAccessDeniedNoPass = 1698
+	erConCount           = 1040
+	erTooManyUserConns   = 1203
+)
+
+// connectError says what a failed connection means: refused credentials,
+// a database that does not exist and a server too old are
+// store.ErrMisconfigured (waiting will not change them); a server with no
+// connection slot free is unavailable, like one not yet listening.
+func connectError(err error) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case erDBAccessDenied, erAccessDenied, erBadDB, erAccessDeniedNoPass:
+			return store.Misconfigured(err)
+		case erConCount, erTooManyUserConns:
+			return herald.Unavailable(err)
+		}
+	}
+	if errors.Is(err, ErrUnsupportedVersion) {
+		return store.Misconfigured(err)
+	}
+	return err
 }
 
 func isMariaDB(version string) bool { return strings.Contains(strings.ToLower(version), "mariadb") }

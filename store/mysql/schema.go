@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
@@ -18,4 +19,25 @@ func (s *Store) SchemaVersion(ctx context.Context, table string) (current, lates
 		WHERE table_schema = DATABASE() AND table_name = 'herald_migrations'`,
 		"SELECT COALESCE(MAX(version), 0) FROM herald_migrations WHERE table_name = ?", table)
 	return current, ms[len(ms)-1].Version, err
+}
+
+// outboxColumns are an outbox table's columns at the latest version, the
+// virtual ones (versions 2 and 3) included.
+var outboxColumns = []string{"id", "event_id", "tenant", "topic", "event_type", "partition_key", "headers",
+	"payload", "status", "attempts", "last_error", "lease_owner", "lease_token", "receipt_padded", "created_at",
+	"available_at", "delivered_at_stored", "tenant_status", "tenant_available_at", "ordered_pending",
+	"ordered_available_at", "key_status", "receipt", "delivered_at"}
+
+var _ store.TableChecker = (*Store)(nil)
+
+// CheckTable implements store.TableChecker.
+func (s *Store) CheckTable(ctx context.Context, table string) error {
+	own, err := sqlcommon.LoadMigrations(migrationFiles, "herald")
+	if err != nil {
+		return fmt.Errorf("mysql store: %w", err)
+	}
+	return sqlcommon.CheckTable(ctx, s.db, table, sqlcommon.TableSchema{Name: "mysql store",
+		Columns: `SELECT column_name FROM information_schema.columns
+  WHERE table_schema = DATABASE() AND table_name = ?`,
+		Want: outboxColumns, Version: s.SchemaVersion, Own: locksTable, OwnLatest: own[len(own)-1].Version})
 }

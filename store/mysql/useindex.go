@@ -62,6 +62,9 @@ func (s *Store) MigrateFor(ctx context.Context, table string, use store.TableUse
 		if err := apply(ctx, conn, "herald", locksTable); err != nil {
 			return err
 		}
+		if err := forgetDropped(ctx, conn, table); err != nil {
+			return err
+		}
 		if err := applyUpTo(ctx, conn, "outbox", table, math.MaxInt, use); err != nil {
 			return err
 		}

@@ -10,3 +10,6 @@ import (
 func (s *Store) MigrateProjectionsTo(ctx context.Context, table string, v int) error {
 	return s.underMigrateLock(ctx, table, func(tx *sql.Tx) error { return applyUpTo(ctx, tx, "projection", table, v) })
 }
+
+// OutboxColumns are the columns CheckTable requires.
+var OutboxColumns = outboxColumns

@@ -36,8 +36,20 @@ func (s *Store) Migrate(ctx context.Context, table string) error {
 		if err := apply(ctx, tx, "herald", locksTable); err != nil {
 			return err
 		}
+		if err := forgetDropped(ctx, tx, table); err != nil {
+			return err
+		}
 		return apply(ctx, tx, "outbox", table)
 	})
+}
+
+// forgetDropped deletes the migration records of table when the table
+// itself is gone (dropped by hand), so that migrating makes it again
+// instead of finding it up to date.
+func forgetDropped(ctx context.Context, tx *sql.Tx, table string) error {
+	_, err := tx.ExecContext(ctx,
+		"DELETE FROM herald_migrations WHERE table_name = $1 AND to_regclass(quote_ident($1)) IS NULL", table)
+	return err
 }
 
 // underMigrateLock runs steps in a transaction that holds the migration

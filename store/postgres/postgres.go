@@ -7,7 +7,7 @@
 // server ends a claim or mark transaction whose client goes silent in the
 // middle of it (boundSettings). Serialization failures (40001), deadlocks
 // (40P01) and lock timeouts (55P03) are retried. The
-// store implements store.Waker: relays LISTEN on herald.NotifyChannel(table),
+// store implements store.Waker: relays LISTEN on NotifyChannel(table),
 // which herald.Outbox.Enqueue (and Enqueue here, for pgx transactions)
 // notifies inside the enqueuing transaction.
 package postgres
@@ -51,6 +51,8 @@ type Store struct {
 	// dsn is the connection string Open was given, for the replication
 	// connections of log lanes (empty for New: no log lanes).
 	dsn string
+	// stats keeps projection tables' planner statistics fresh.
+	stats *statsFreshener
 }
 
 var (
@@ -69,14 +71,16 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg.RuntimeParams["jit"] = "off"
 	db := stdlib.OpenDB(*cfg)
 	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, CheckVersion); err != nil {
-		return nil, startingUp(err)
+		return nil, connectError(err)
 	}
 	var version string
 	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&version); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("postgres store: reading the server version: %w", err)
 	}
-	return &Store{db: db, owned: true, dsn: dsn, pipelined: pipelines(db), tcpBound: strings.Contains(strings.ToLower(version), "linux")}, nil
+	s := New(db)
+	s.owned, s.dsn, s.tcpBound = true, dsn, strings.Contains(strings.ToLower(version), "linux")
+	return s, nil
 }
 
 // dsnError keeps the reason of a DSN parse error but not the DSN itself,
@@ -95,10 +99,12 @@ func dsnError(err error) error {
 // New returns a Store on a pool the caller opened with the pgx stdlib
 // driver ("pgx") and keeps: Close leaves it open. Migrate checks the
 // server version.
-func New(db *sql.DB) *Store { return &Store{db: db, pipelined: pipelines(db)} }
+func New(db *sql.DB) *Store {
+	return &Store{db: db, pipelined: pipelines(db), stats: newStatsFreshener(db)}
+}
 
-// Dialect returns herald.Postgres.
-func (s *Store) Dialect() herald.Dialect { return herald.Postgres }
+// Dialect returns the package's Dialect.
+func (s *Store) Dialect() herald.Dialect { return Dialect }
 
 // DB returns the pool, for callers that enqueue in their own transactions.
 func (s *Store) DB() *sql.DB { return s.db }
@@ -150,13 +156,25 @@ func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
 	return sqlcommon.InTx(ctx, s.db, retryable, f)
 }
 
-// startingUp marks a server that refuses connections while it starts,
-// recovers or shuts down (SQLSTATE 57P03, cannot_connect_now) as
+// connectError says what a failed connection means. A server that
+// refuses connections while it starts, recovers or shuts down (SQLSTATE
+// 57P03, cannot_connect_now) or has no connection slot free (53300) is
 // unavailable: it will take connections soon, like one not yet listening.
-func startingUp(err error) error {
+// Refused credentials (28000, 28P01), a database that does not exist
+// (3D000) and a server too old are store.ErrMisconfigured: waiting will
+// not change them.
+func connectError(err error) error {
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "57P03" {
-		return herald.Unavailable(err)
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "57P03", "53300":
+			return herald.Unavailable(err)
+		case "28000", "28P01", "3D000":
+			return store.Misconfigured(err)
+		}
+	}
+	if errors.Is(err, ErrUnsupportedVersion) {
+		return store.Misconfigured(err)
 	}
 	return err
 }

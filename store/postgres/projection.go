@@ -43,6 +43,7 @@ func (s *Store) dialect() *projsql.Dialect {
 		Duplicate:    isUniqueViolation,
 		ForUpdate:    " FOR UPDATE",
 		Retryable:    projectionRetryable,
+		BeforeScan:   s.stats.freshen,
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
@@ -18,4 +19,23 @@ func (s *Store) SchemaVersion(ctx context.Context, table string) (current, lates
 		"SELECT CASE WHEN to_regclass('herald_migrations') IS NULL THEN 0 ELSE 1 END",
 		"SELECT COALESCE(MAX(version), 0) FROM herald_migrations WHERE table_name = $1", table)
 	return current, ms[len(ms)-1].Version, err
+}
+
+// outboxColumns are an outbox table's columns at the latest version.
+var outboxColumns = []string{"id", "event_id", "tenant", "topic", "event_type", "partition_key", "headers",
+	"payload", "status", "attempts", "last_error", "lease_owner", "lease_token", "receipt", "created_at",
+	"available_at", "delivered_at"}
+
+var _ store.TableChecker = (*Store)(nil)
+
+// CheckTable implements store.TableChecker.
+func (s *Store) CheckTable(ctx context.Context, table string) error {
+	own, err := sqlcommon.LoadMigrations(migrationFiles, "herald")
+	if err != nil {
+		return fmt.Errorf("postgres store: %w", err)
+	}
+	return sqlcommon.CheckTable(ctx, s.db, table, sqlcommon.TableSchema{Name: "postgres store",
+		Columns: `SELECT attname FROM pg_attribute
+  WHERE attrelid = to_regclass(quote_ident($1)) AND attnum > 0 AND NOT attisdropped`,
+		Want: outboxColumns, Version: s.SchemaVersion, Own: locksTable, OwnLatest: own[len(own)-1].Version})
 }

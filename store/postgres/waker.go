@@ -10,8 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
-
-	"github.com/heraldhq/herald"
 )
 
 // Backoff bounds between reconnects of a wakeup listener.
@@ -40,7 +38,7 @@ func (s *Store) Wakeups(ctx context.Context, table string) (<-chan struct{}, err
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: wakeups for %s: %w", table, err)
 	}
-	channel := herald.NotifyChannel(table)
+	channel := NotifyChannel(table)
 	conn, err := listen(ctx, cfg, channel)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: wakeups for %s: %w", table, err)

@@ -50,7 +50,7 @@ func TestWakeupsOnCommitOnly(t *testing.T) {
 		}
 	}()
 	// A rolled-back enqueue notifies nobody.
-	ob, _ := herald.NewOutbox(herald.OutboxConfig{Dialect: herald.Postgres, Table: table})
+	ob, _ := herald.NewOutbox(herald.OutboxConfig{Dialect: postgres.Dialect, Table: table})
 	tx, err := s.DB().Begin()
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestWakeupsReconnect(t *testing.T) {
 		}
 	}()
 	res, err := s.DB().Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-WHERE application_name = 'herald-wakeups' AND query LIKE '%` + herald.NotifyChannel(table) + `%'`)
+WHERE application_name = 'herald-wakeups' AND query LIKE '%` + postgres.NotifyChannel(table) + `%'`)
 	if err != nil {
 		t.Fatal(err)
 	}

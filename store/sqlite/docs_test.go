@@ -30,8 +30,8 @@ func TestDocsSQL(t *testing.T) {
 	if len(blocks) != 2 {
 		t.Fatalf("docs/sql.md SQLite plain INSERT part has %d sql blocks, want 2", len(blocks))
 	}
-	if blocks[0] != storetest.PlainInsert(herald.SQLite, table) {
-		t.Errorf("docs/sql.md shows %q, the conformance suite runs %q", blocks[0], storetest.PlainInsert(herald.SQLite, table))
+	if blocks[0] != storetest.PlainInsert(sqlite.Dialect, table) {
+		t.Errorf("docs/sql.md shows %q, the conformance suite runs %q", blocks[0], storetest.PlainInsert(sqlite.Dialect, table))
 	}
 	plainID := herald.NewID()
 	if _, err := s.DB().ExecContext(ctx, blocks[0], plainID, "orders", "OrderPlaced", []byte("{}")); err != nil {

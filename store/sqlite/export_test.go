@@ -11,3 +11,6 @@ func DisableWriteQueue(s *Store) { s.writer = nil }
 func CreateOutboxForTest(table string) string {
 	return strings.ReplaceAll(createOutbox(`"`+table+`"`), "{{NOW}}", portableNow)
 }
+
+// OutboxColumns are the columns CheckTable requires.
+var OutboxColumns = outboxColumns

@@ -176,6 +176,11 @@ func migrateLocked(ctx context.Context, conn *sql.Conn, table, qt string) error 
 	if err := apply(ctx, conn, lockTable, `"`+lockTable+`"`, lockMigrations); err != nil {
 		return err
 	}
+	// A table dropped by hand is made again, not found up to date.
+	if _, err := conn.ExecContext(ctx, `DELETE FROM herald_migrations WHERE table_name = ? AND NOT EXISTS
+	(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)`, table, table); err != nil {
+		return err
+	}
 	return apply(ctx, conn, table, qt, outboxMigrations)
 }
 

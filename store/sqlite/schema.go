@@ -3,6 +3,9 @@ package sqlite
 import (
 	"context"
 	"fmt"
+
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
 // SchemaVersion implements store.SchemaChecker: the table's version in
@@ -22,4 +25,18 @@ func (s *Store) SchemaVersion(ctx context.Context, table string) (current, lates
 		return 0, latest, fmt.Errorf("sqlite: schema version of %s: %w", table, err)
 	}
 	return current, latest, nil
+}
+
+// outboxColumns are an outbox table's columns at the latest version.
+var outboxColumns = []string{"id", "event_id", "tenant", "topic", "event_type", "partition_key", "headers",
+	"payload", "created_at", "available_at", "status", "attempts", "last_error", "lease_owner", "lease_token",
+	"delivered_at", "updated_at", "receipt"}
+
+var _ store.TableChecker = (*Store)(nil)
+
+// CheckTable implements store.TableChecker.
+func (s *Store) CheckTable(ctx context.Context, table string) error {
+	return sqlcommon.CheckTable(ctx, s.db, table, sqlcommon.TableSchema{Name: "sqlite",
+		Columns: `SELECT name FROM pragma_table_info(?)`, Want: outboxColumns, Version: s.SchemaVersion,
+		Own: lockTable, OwnLatest: lockMigrations[len(lockMigrations)-1].version})
 }

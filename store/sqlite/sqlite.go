@@ -22,7 +22,7 @@
 // # Time
 //
 // Every timestamp column is INTEGER Unix milliseconds, taken from the
-// database clock (herald.SQLiteNowMillis) in the statement that uses it.
+// database clock (NowMillis) in the statement that uses it.
 package sqlite
 
 import (
@@ -151,8 +151,8 @@ func withParams(dsn string, o Options) string {
 	return base + "?" + q.Encode()
 }
 
-// Dialect returns herald.SQLite.
-func (s *Store) Dialect() herald.Dialect { return herald.SQLite }
+// Dialect returns the package's Dialect.
+func (s *Store) Dialect() herald.Dialect { return Dialect }
 
 // DB returns the connection pool.
 func (s *Store) DB() *sql.DB { return s.db }
@@ -188,7 +188,7 @@ func (s *Store) write(ctx context.Context, fn func() error) error {
 }
 
 // now is the database clock in Unix milliseconds.
-const now = herald.SQLiteNowMillis
+const now = NowMillis
 
 // quote returns table as a quoted identifier after validating it.
 func quote(table string) (string, error) {

@@ -157,7 +157,7 @@ func openEnqueueTx(t *testing.T, opts sqlite.Options) (store.Store, *sql.Tx) {
 	if err := s.Migrate(ctx, herald.DefaultTable); err != nil {
 		t.Fatal(err)
 	}
-	ob, err := herald.NewOutbox(herald.OutboxConfig{Dialect: herald.SQLite})
+	ob, err := herald.NewOutbox(herald.OutboxConfig{Dialect: sqlite.Dialect})
 	if err != nil {
 		t.Fatal(err)
 	}

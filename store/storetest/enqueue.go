@@ -14,12 +14,7 @@ import (
 // the required columns (docs/sql.md shows it per database). Its parameters
 // are event_id, topic, event_type and payload.
 func PlainInsert(d herald.Dialect, table string) string {
-	switch d {
-	case herald.Postgres:
-		return "INSERT INTO " + table + " (event_id, topic, event_type, payload) VALUES ($1, $2, $3, $4)"
-	default:
-		return "INSERT INTO " + table + " (event_id, topic, event_type, payload) VALUES (?, ?, ?, ?)"
-	}
+	return d.Rebind("INSERT INTO " + table + " (event_id, topic, event_type, payload) VALUES (?, ?, ?, ?)")
 }
 
 var enqueueTests = []test{

@@ -15,10 +15,7 @@ var headersTests = []test{
 // plainHeadersInsert is a plain INSERT that sets the headers column as a
 // program in another language might; its parameters are event_id and headers.
 func plainHeadersInsert(d herald.Dialect, table string) string {
-	if d == herald.Postgres {
-		return "INSERT INTO " + table + " (event_id, topic, event_type, headers) VALUES ($1, 'orders', 'OrderPlaced', $2)"
-	}
-	return "INSERT INTO " + table + " (event_id, topic, event_type, headers) VALUES (?, 'orders', 'OrderPlaced', ?)"
+	return d.Rebind("INSERT INTO " + table + " (event_id, topic, event_type, headers) VALUES (?, 'orders', 'OrderPlaced', ?)")
 }
 
 // testHeadersNotAnObjectOfStrings: a headers column written by plain SQL

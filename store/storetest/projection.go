@@ -79,10 +79,7 @@ func newProjHarness(t *testing.T, open Opener) *projHarness {
 
 // bind returns the i-th (1-based) placeholder of the store's dialect.
 func (h *projHarness) bind(i int) string {
-	if h.s.Dialect() == herald.Postgres {
-		return "$" + string(rune('0'+i))
-	}
-	return "?"
+	return h.s.Dialect().Placeholder(i)
 }
 
 // bump is a handler body: add one to counter k in tx.

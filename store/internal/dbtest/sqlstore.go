@@ -10,7 +10,6 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
 // Opener opens a store on the test server; it skips (or, with CI=true,
@@ -18,20 +17,10 @@ import (
 type Opener func(tb testing.TB) store.Store
 
 // Quote returns table quoted for s's SQL dialect.
-func Quote(s store.Store, table string) string {
-	if s.Dialect() == herald.MySQL {
-		return "`" + table + "`"
-	}
-	return `"` + table + `"`
-}
+func Quote(s store.Store, table string) string { return s.Dialect().Quote(table) }
 
 // Bind turns a statement with ? placeholders into s's dialect.
-func Bind(s store.Store, q string) string {
-	if s.Dialect() == herald.Postgres {
-		return sqlcommon.Rebind(q)
-	}
-	return q
-}
+func Bind(s store.Store, q string) string { return s.Dialect().Rebind(q) }
 
 // Drop removes table and its herald_migrations rows: a test's cleanup.
 func Drop(s store.Store, table string) {
@@ -233,7 +222,7 @@ func DetectAndEnqueue(t *testing.T, s store.Store) {
 	}
 	defer tx.Rollback()
 	d, err := herald.DetectDialect(context.Background(), tx)
-	if err != nil || d != s.Dialect() {
+	if err != nil || d.Name != s.Dialect().Name {
 		t.Fatalf("DetectDialect = %v, %v; want %v", d, err, s.Dialect())
 	}
 	ob, err := herald.NewOutbox(herald.OutboxConfig{Dialect: d, Table: table})

@@ -238,6 +238,9 @@ func (d *Dialect) ScanOutbox(ctx context.Context, p store.OutboxScanParams) ([]s
 	if err != nil {
 		return nil, err
 	}
+	if d.BeforeScan != nil {
+		d.BeforeScan(ctx, pt)
+	}
 	if p.Limit <= 0 {
 		p.Limit = 100
 	}

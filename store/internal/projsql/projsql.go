@@ -56,6 +56,10 @@ type Dialect struct {
 	// Retryable reports a deadlock or serialization failure: the
 	// transaction was lost and running it again is safe.
 	Retryable func(error) bool
+	// BeforeScan, when set, runs before an outbox scan with the quoted
+	// projection table (PostgreSQL refreshes its planner statistics when
+	// they are stale).
+	BeforeScan func(ctx context.Context, table string)
 }
 
 func (d *Dialect) q(query string) string {

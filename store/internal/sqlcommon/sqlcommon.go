@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -75,21 +76,10 @@ func Marks(n int) string {
 
 // Rebind turns ? placeholders into PostgreSQL's $1, $2, … The queries it is
 // used on hold no ? inside literals.
-func Rebind(query string) string {
-	var b strings.Builder
-	b.Grow(len(query) + 16)
-	n := 0
-	for i := 0; i < len(query); i++ {
-		if query[i] != '?' {
-			b.WriteByte(query[i])
-			continue
-		}
-		n++
-		b.WriteByte('$')
-		b.WriteString(strconv.Itoa(n))
-	}
-	return b.String()
-}
+func Rebind(query string) string { return dollars.Rebind(query) }
+
+// dollars numbers placeholders $1, $2, … (herald.Dialect.Rebind).
+var dollars = herald.Dialect{Placeholder: func(n int) string { return "$" + strconv.Itoa(n) }}
 
 // Int64Args returns ids as query arguments.
 func Int64Args(ids []int64) []any {

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# What a user gets: Herald as users run it (`herald run` from a config file,
+# its own process) beside the peers, in one script, alternating, R rounds.
+#
+#   PEERS_BIN=dir-with-the-peer-programs scripts/bench-run.sh mysql|postgres [N] [batch] [workers] [rounds]
+#
+# Each round drains N events of 1 KiB with each peer (the minimal relay,
+# Watermill's forwarder, River on PostgreSQL), then with `herald run` (the
+# table filled by SQL first, the rate taken on the database clock from the
+# first to the last delivered_at, so start-up is excluded), then with
+# `herald bench throughput` (the harness, for comparison), all to the NATS
+# server at NATS_URL. Then the latency probe (scripts/probe): producers in
+# another process commit one event per transaction at RATE/s (default 500)
+# for 20 s, with a bare INSERT and with Outbox.Enqueue, into a lane with
+# default settings, and a core NATS subscriber measures commit → arrival.
+# Prints every figure and the medians of the per-round ratios.
+# HERALD (default: go build of this tree) is the binary; HERALD_BEFORE, a
+# second one run in the same rounds.
+set -euo pipefail
+kind=${1:?mysql or postgres}; n=${2:-100000}; b=${3:-1000}; w=${4:-2}; rounds=${5:-5}
+: "${PEERS_BIN:?directory holding the built peer programs}"
+rate=${RATE:-500}
+export NATS_URL=${NATS_URL:-nats://127.0.0.1:4222}
+export MYSQL_DSN=${MYSQL_DSN:-root@tcp(127.0.0.1:3306)/peers}
+export PG_DSN=${PG_DSN:-postgres://postgres@127.0.0.1:5432/peers?sslmode=disable}
+work=$(mktemp -d); out=$work/runs
+trap 'pkill -f "$work/" 2>/dev/null || true; rm -rf "$work"' EXIT
+herald=${HERALD:-}
+if [ -z "$herald" ]; then herald=$work/herald; go build -o "$herald" ./cmd/herald; fi
+go build -o "$work/probe" ./scripts/probe
+if [ "$kind" = mysql ]; then
+  driver=mysql; dsn=${HERALD_DSN:-root@tcp(127.0.0.1:3306)/test}
+  sql() { mysql -h127.0.0.1 -uroot test -N -e "$1"; }
+  fill="INSERT INTO herald_run (event_id, topic, event_type, payload) SELECT UUID(), 'run', 'Ran', REPEAT('x', 1024) FROM seq_1_to_$n"
+  span="SELECT ROUND(COUNT(*) / (TIMESTAMPDIFF(MICROSECOND, MIN(available_at), MAX(available_at)) / 1e6)) FROM herald_run WHERE status = 'delivered'"
+else
+  driver=postgres; dsn=${HERALD_DSN:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
+  sql() { psql -h127.0.0.1 -Upostgres -d test -Atq -c "$1"; }
+  fill="INSERT INTO herald_run (event_id, topic, event_type, payload) SELECT gen_random_uuid(), 'run', 'Ran', convert_to(repeat('x', 1024), 'UTF8') FROM generate_series(1, $n)"
+  span="SELECT ROUND(COUNT(*) / EXTRACT(EPOCH FROM MAX(delivered_at) - MIN(delivered_at))) FROM herald_run WHERE status = 'delivered'"
+fi
+# The drain lane (batch and workers as asked) and the latency lane (every
+# setting at its default).
+cat >"$work/drain.yaml" <<YAML
+store: {driver: $driver, dsn: "$dsn"}
+brokers:
+  nats: {type: nats, url: "$NATS_URL", stream: HERALDRUN, subjects: ["heraldrun.>"], create_stream: true}
+admin: {addr: "127.0.0.1:0"}
+lanes:
+  - {name: run, table: herald_run, broker: nats, destination: "heraldrun.{event_type}", batch_size: $b, concurrency: $w}
+YAML
+cat >"$work/latency.yaml" <<YAML
+store: {driver: $driver, dsn: "$dsn"}
+brokers:
+  nats: {type: nats, url: "$NATS_URL", stream: HERALDPROBE, subjects: ["heraldprobe.>"], create_stream: true}
+admin: {addr: "127.0.0.1:0"}
+lanes:
+  - {name: probe, table: herald_probe, broker: nats, destination: "heraldprobe.{event_type}"}
+YAML
+sed "s/herald_run/herald_bench/; s/heraldrun/heraldbench/g; s/HERALDRUN/HERALDBENCH/" "$work/drain.yaml" >"$work/bench.yaml"
+"$herald" migrate --config "$work/drain.yaml" >/dev/null
+"$herald" migrate --config "$work/latency.yaml" >/dev/null
+rate_of() { grep -o 'events_per_s=[0-9.]*\|jobs_per_s=[0-9.]*' | head -1 | cut -d= -f2; }
+peer_rate() {
+  case $1 in
+  minimal) "$PEERS_BIN/naiverelay" -db "$kind" -mode drain -n "$n" -w "$w" -b "$b" ;;
+  watermill) "$PEERS_BIN/wmforward" -db "$kind" -mode drain -n "$n" ;;
+  river) "$PEERS_BIN/riverbench" -mode drain -work nats -n "$n" -workers 2000 -cooldown 10ms ;;
+  esac 2>/dev/null | rate_of
+}
+# run_rate BIN: fill the table, run until every event is delivered, stop.
+run_rate() {
+  sql "DELETE FROM herald_run" >/dev/null; sql "$fill" >/dev/null
+  "$1" run --config "$work/drain.yaml" >"$work/run.log" 2>&1 & local pid=$!
+  until [ "$(sql "SELECT COUNT(*) FROM herald_run WHERE status = 'delivered'")" -ge "$n" ]; do
+    kill -0 $pid 2>/dev/null || { cat "$work/run.log" >&2; return 1; }
+    sleep 0.5
+  done
+  kill -TERM $pid; wait $pid || true
+  sql "$span"
+}
+bench_rate() {
+  "$1" --config "$work/bench.yaml" bench throughput --events "$n" --batch "$b" --workers "$w" --runs 1 --json |
+    python3 -c 'import json,sys; print(int(json.load(sys.stdin)["Broker"]))'
+}
+# probe_line BIN INSERT: the probe's RESULT against herald run on the latency lane.
+probe_line() {
+  "$1" run --config "$work/latency.yaml" >"$work/latency.log" 2>&1 & local pid=$!
+  sleep 2
+  "$work/probe" -db "$kind" -dsn "$dsn" -table herald_probe -subject 'heraldprobe.>' -rate "$rate" -d 20s -insert "$2" | grep RESULT
+  kill -TERM $pid; wait $pid || true
+}
+
+peers="minimal watermill"; [ "$kind" = postgres ] && peers="$peers river"
+for r in $(seq "$rounds"); do
+  for p in $peers; do echo "$r $p $(peer_rate "$p")" | tee -a "$out"; done
+  for who in herald before; do
+    bin=$herald; [ $who = before ] && bin=${HERALD_BEFORE:-}
+    [ -n "$bin" ] || continue
+    echo "$r $who-run $(run_rate "$bin")" | tee -a "$out"
+    echo "$r $who-bench $(bench_rate "$bin")" | tee -a "$out"
+  done
+  echo "$r minimal-latency $("$PEERS_BIN/naiverelay" -db "$kind" -mode latency -rate "$rate" -d 20s 2>/dev/null | grep -o "p50_ms=[0-9.]* p99_ms=[0-9.]*" | head -1)" | tee -a "$work/lat"
+  for ins in bare outbox; do echo "$r herald-$ins $(probe_line "$herald" $ins)" | tee -a "$work/lat"; done
+done
+python3 - "$out" "$kind" "$n" "$b" "$w" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    r, name, *v = line.split()
+    if v and v[0].replace('.', '').isdigit():
+        runs[name][r] = float(v[0])
+print(f"== {sys.argv[2]} N={sys.argv[3]} batch {sys.argv[4]} workers {sys.argv[5]}: medians, and Herald's median per-round ratio")
+for who in ("herald-run", "herald-bench", "before-run", "before-bench"):
+    if who not in runs:
+        continue
+    line = f"{who:13} {statistics.median(runs[who].values()):8.0f} events/s"
+    for peer in ("minimal", "watermill", "river"):
+        if peer in runs:
+            per = [runs[who][r] / runs[peer][r] for r in runs[who] if runs[peer].get(r)]
+            line += f" | {statistics.median(per):.2f}x {peer}"
+    print(line)
+for peer in ("minimal", "watermill", "river"):
+    if peer in runs:
+        print(f"{peer:13} {statistics.median(runs[peer].values()):8.0f} events/s")
+PY
+echo "== latency lines (RATE=$rate/s):"; cat "$work/lat"

@@ -1,0 +1,11 @@
+package mysql_test
+
+import (
+	"testing"
+
+	"github.com/heraldhq/herald/store/mysql"
+	"github.com/heraldhq/herald/store/storetest"
+)
+
+// Rule: CheckTable requires exactly the columns of a migrated table.
+func TestOutboxColumns(t *testing.T) { storetest.Columns(t, opener(t), mysql.OutboxColumns) }

@@ -1,0 +1,37 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlcommon"
+)
+
+var _ store.Peeker = (*Store)(nil)
+
+// Ready reports whether s has a pending row that is due: one read off the
+// claim index (pgx keeps the statement prepared per connection), which
+// relays run between claims (store.Peeker). It is how a relay sees rows
+// that producers in other processes commit without a NOTIFY: a NOTIFY at
+// commit serializes the committing transactions of the whole server
+// (docs/sql.md), so the plain INSERT does not send one.
+func (s *Store) Ready(ctx context.Context, sc store.Scope) (bool, error) {
+	table, err := quote(sc.Table)
+	if err != nil {
+		return false, err
+	}
+	where, args := sqlcommon.ScopeWhere(sc, "r")
+	q := sqlcommon.Rebind("SELECT 1 FROM " + table + " r WHERE r.status = 'pending' AND r.available_at <= now()" + where + " LIMIT 1")
+	var one int
+	err = s.db.QueryRowContext(ctx, q, args...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("postgres store: peek at %s: %w", sc.Table, err)
+	}
+	return true, nil
+}
