@@ -20,24 +20,27 @@ trap cleanup EXIT
 go build -o "$work/herald" ./cmd/herald
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# start NAME LAUNCHER: run an emulator with node on a free port; prints the port.
+# start NAME LAUNCHER: run an emulator with node on a free port, setting
+# $port (not in a subshell: its pid must reach the cleanup).
 start() {
-  local port; port=$(free_port)
+  port=$(free_port)
   PACKAGE="$PWD/.tools/$1/node_modules/$1" PORT=$port node --input-type=module -e "$2" >"$work/$1.log" 2>&1 &
   pids+=($!)
-  for _ in $(seq 1 100); do grep -q listening "$work/$1.log" && { echo "$port"; return; }; sleep 0.1; done
+  for _ in $(seq 1 100); do grep -q listening "$work/$1.log" && return; sleep 0.1; done
   echo "bench-aws: $1 did not start: $(cat "$work/$1.log")" >&2; exit 1
 }
-fauxqs=$(start fauxqs "
+start fauxqs "
 const { pathToFileURL } = await import('node:url');
 const { buildApp } = await import(pathToFileURL(process.env.PACKAGE + '/dist/app.js').href);
 const app = buildApp({ logger: false });
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
-console.log('listening');")
-kinesalite=$(start kinesalite "
+console.log('listening');"
+fauxqs=$port
+start kinesalite "
 const { createRequire } = await import('node:module');
 const kinesalite = createRequire(process.env.PACKAGE + '/')(process.env.PACKAGE);
-kinesalite({createStreamMs: 0}).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening'));")
+kinesalite({createStreamMs: 0}).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening'));"
+kinesalite=$port
 
 # The emulators check that a request is signed, not the signature.
 auth='Authorization: AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/x/aws4_request, SignedHeaders=host, Signature=0'
