@@ -75,8 +75,11 @@ type Receipt struct {
 	// Partition and Offset: Kafka.
 	Partition int32 `json:"partition,omitempty"`
 	Offset    int64 `json:"offset,omitempty"`
-	// MessageID: RabbitMQ, RocketMQ, Redis, webhooks.
+	// MessageID: RabbitMQ, RocketMQ, Redis, webhooks, SQS and SNS (their
+	// message id), Kinesis (the record's sequence number, with Shard).
 	MessageID string `json:"message_id,omitempty"`
+	// Shard: Kinesis, the shard that stored the record.
+	Shard string `json:"shard,omitempty"`
 	// Duplicate is true when the broker said it had the message already.
 	Duplicate bool `json:"duplicate,omitempty"`
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,6 +33,19 @@ type DriverConfig interface {
 	// Open connects the publisher the entry describes.
 	Open(ctx context.Context, env OpenEnv) (Opened, error)
 }
+
+// ConfigError is an error of DriverConfig.Open caused by the entry's
+// settings, or by what they leave to the environment (a region, the
+// credentials), not by the broker's state: `herald run` exits 2 on it, as
+// on an invalid file, naming Key under the entry's path.
+type ConfigError struct {
+	// Key is the entry's key to set or fix: "region", "access_key_id".
+	Key string
+	Err error
+}
+
+func (e *ConfigError) Error() string { return e.Key + ": " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // OpenEnv is what the loader passes to DriverConfig.Open.
 type OpenEnv struct {
@@ -168,4 +182,8 @@ type SubscribeRequest struct {
 	// Logger is the process's, for what a subscriber reports beside its
 	// errors (nil: slog.Default()).
 	Logger *slog.Logger
+	// DB and Dialect are the projection's database, for subscribers that
+	// keep their positions there (Kinesis's shard checkpoints).
+	DB      *sql.DB
+	Dialect herald.Dialect
 }

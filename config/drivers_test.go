@@ -67,12 +67,18 @@ brokers:
   d: {type: redis, url: "redis://:`+canary+`@127.0.0.1:6379/0"}
   m: {type: rocketmq, name_servers: ["127.0.0.1:9876"], access_key: a, secret_key: `+canary+`}
   n: {type: nats, url: "nats://u:`+canary+`@127.0.0.1:4222", stream: S}
+  q: {type: sqs, access_key_id: a, secret_access_key: `+canary+`}
+  s: {type: sns, access_key_id: a, secret_access_key: `+canary+`}
+  x: {type: kinesis, access_key_id: a, secret_access_key: `+canary+`}
 lanes:
   - {name: a, broker: k, destination: t}
   - {name: b, broker: r, destination: t}
   - {name: c, broker: d, destination: t}
   - {name: e, broker: m, destination: t}
   - {name: f, broker: n, destination: t}
+  - {name: g, broker: q, destination: t}
+  - {name: h, broker: s, destination: "arn:aws:sns:us-east-1:000000000000:t"}
+  - {name: i, broker: x, destination: t}
 `), "secrets.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -81,8 +87,8 @@ lanes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(out), canary) || strings.Count(string(out), "xxxxx") != 6 {
-		t.Fatalf("printed config leaks a secret or hides too few (want 6 xxxxx):\n%s", out)
+	if strings.Contains(string(out), canary) || strings.Count(string(out), "xxxxx") != 9 {
+		t.Fatalf("printed config leaks a secret or hides too few (want 9 xxxxx):\n%s", out)
 	}
 	if as[*kafka.BrokerConfig](f.Brokers["k"].Config).SASL.Password != canary {
 		t.Fatal("Print changed the parsed file's secret")

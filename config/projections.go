@@ -39,7 +39,7 @@ func (f *File) validateProjections() []error {
 		case b == nil:
 			errs = append(errs, fmt.Errorf("%s.source.broker: no broker %q", path, p.Source.Broker))
 		case !canSubscribe(b):
-			errs = append(errs, fmt.Errorf("%s.source.broker: a %s broker cannot feed a projection yet (nats, kafka and rocketmq can, or an outbox table)",
+			errs = append(errs, fmt.Errorf("%s.source.broker: a %s broker cannot feed a projection yet (nats, kafka, rocketmq, sqs and kinesis can, or an outbox table)",
 				path, b.Type))
 		}
 	}
@@ -106,7 +106,8 @@ func (rt *Runtime) projectionSource(ctx context.Context, s store.ProjectionStore
 		return nil, errors.New("no subscriber for this broker type")
 	}
 	return opener.OpenSubscriber(ctx, broker.SubscribeRequest{Group: group, Destination: src.Destination,
-		IncludeTypes: p.IncludeTypes, ClientURL: rt.ClientURLs[src.Broker], Logger: log})
+		IncludeTypes: p.IncludeTypes, ClientURL: rt.ClientURLs[src.Broker], Logger: log,
+		DB: rt.Store.DB(), Dialect: rt.Store.Dialect()})
 }
 
 // canSubscribe says whether b's driver can open a projection's subscriber.

@@ -105,6 +105,10 @@ func (rt *Runtime) StartBrokers(ctx context.Context, log *slog.Logger) error {
 			continue
 		}
 		p, err := rt.openBroker(ctx, broker.OpenEnv{Name: l.Broker, Logger: log}, rt.File.Brokers[l.Broker])
+		var ce *broker.ConfigError
+		if errors.As(err, &ce) {
+			return fmt.Errorf("%w: brokers.%s.%s", ErrInvalid, l.Broker, ce.Error())
+		}
 		if err != nil {
 			return fmt.Errorf("broker %s: %w", l.Broker, err)
 		}

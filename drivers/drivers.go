@@ -10,11 +10,14 @@ package drivers
 import (
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/kafka"
+	"github.com/heraldhq/herald/broker/kinesis"
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/natsembed"
 	"github.com/heraldhq/herald/broker/rabbitmq"
 	"github.com/heraldhq/herald/broker/redis"
 	"github.com/heraldhq/herald/broker/rocketmq"
+	"github.com/heraldhq/herald/broker/sns"
+	"github.com/heraldhq/herald/broker/sqs"
 	"github.com/heraldhq/herald/broker/stdout"
 	"github.com/heraldhq/herald/broker/webhook"
 	"github.com/heraldhq/herald/store"
@@ -33,6 +36,9 @@ func Brokers() []broker.Driver {
 		rocketmq.Driver{},
 		webhook.Driver{},
 		stdout.Driver{},
+		sqs.Driver{},
+		sns.Driver{},
+		kinesis.Driver{},
 	}
 }
 

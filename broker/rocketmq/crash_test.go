@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/rocketmq/rmqfake"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/projector"
@@ -52,41 +51,8 @@ func runCrashChild(arg string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(98)
 	}
-	_ = p.Run(ctx, killOnAck{sub})
+	_ = p.Run(ctx, projectortest.KillOnAck{Subscriber: sub})
 	os.Exit(97) // not reached: the ack kills the process
-}
-
-// killOnAck is a subscriber whose acks kill the process.
-type killOnAck struct{ broker.Subscriber }
-
-func (k killOnAck) Receive(ctx context.Context, most int) ([]broker.Received, error) {
-	got, err := k.Subscriber.Receive(ctx, most)
-	for i := range got {
-		got[i].Ack = func(context.Context) error {
-			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			select {} // the signal arrives; never return
-		}
-	}
-	return got, err
-}
-
-// countAcks counts the acks of the messages a subscriber hands out.
-type countAcks struct {
-	broker.Subscriber
-	n *atomic.Int32
-}
-
-func (c countAcks) Receive(ctx context.Context, most int) ([]broker.Received, error) {
-	got, err := c.Subscriber.Receive(ctx, most)
-	for i := range got {
-		ack := got[i].Ack
-		got[i].Ack = func(ctx context.Context) error {
-			err := ack(ctx)
-			c.n.Add(1)
-			return err
-		}
-	}
-	return got, err
 }
 
 // TestSubscriberKilledAfterCommitBeforeAck: a projector process on a
@@ -143,7 +109,7 @@ func TestSubscriberKilledAfterCommitBeforeAck(t *testing.T) {
 	sub := newFakeSubscriber(t, c, SubscriberConfig{Group: group, Topic: topic})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx, countAcks{sub, &acks}) }()
+	go func() { done <- p.Run(ctx, projectortest.CountAcks{Subscriber: sub, N: &acks}) }()
 	testenv.WaitFor(t, 30*time.Second, 20*time.Millisecond, "the message redelivered to a new subscriber and acked", func() bool {
 		return acks.Load() >= 1
 	})

@@ -75,7 +75,8 @@ func DemoConfig() *config.File {
 }
 
 // LaneNames are the lanes a demo config file must have: the wallet, room
-// and robot lanes, each on its own table, the wallet lane on a nats broker.
+// and robot lanes, each on its own table, the wallet lane on a nats broker
+// or on one destination of a broker with a subscriber (sqs, kinesis).
 var LaneNames = []string{"wallet", "room", "robot"}
 
 // DemoOptions configures a Demo.
@@ -100,7 +101,7 @@ type Demo struct {
 	opts    DemoOptions
 	rt      *config.Runtime
 	app     *App
-	sub     *nats.Subscriber
+	sub     broker.Subscriber
 	flaky   []*Flaky
 	counts  *laneCounts
 	Traffic TrafficStats
@@ -174,8 +175,13 @@ func demoLanes(f *config.File) ([]*config.Lane, error) {
 		}
 		out[i] = l
 	}
-	if walletNATS(f, out[0]) == nil {
-		return nil, fmt.Errorf("%w: giftwall demo: the wallet lane's broker %q must be of type nats (the gift wall consumes it)",
+	if walletNATS(f, out[0]) != nil {
+		return out, nil
+	}
+	b := f.Brokers[out[0].Broker]
+	if _, ok := b.Config.(broker.SubscriberOpener); !ok || out[0].Destination.HasPlaceholders() {
+		return nil, fmt.Errorf("%w: giftwall demo: the gift wall consumes the wallet lane: its broker %q must be of type nats, "+
+			"or of a type with a subscriber (sqs, kinesis, …) with one destination, no placeholders (a queue, a stream)",
 			config.ErrInvalid, out[0].Broker)
 	}
 	return out, nil
@@ -229,15 +235,7 @@ func (d *Demo) build(ctx context.Context, wallet *config.Lane) (*relay.Relay, *p
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
 	}
-	subjects, err := giftSubjects(wallet.Destination.String(), d.opts.Traffic.Tenants)
-	if err != nil {
-		return nil, nil, err
-	}
-	d.sub, err = nats.NewSubscriber(ctx, nats.SubscriberConfig{URL: d.rt.ClientURLs[wallet.Broker],
-		Stream: walletNATS(d.rt.File, wallet).Stream, Durable: ProjectionName,
-		FilterSubjects: subjects, AckWait: 30 * time.Second, FetchWait: 100 * time.Millisecond,
-		Name: "giftwall-projector"})
-	if err != nil {
+	if d.sub, err = d.walletSource(ctx, wallet); err != nil {
 		return nil, nil, err
 	}
 	p, err := d.app.NewProjector(d.opts.Logger)
@@ -246,6 +244,26 @@ func (d *Demo) build(ctx context.Context, wallet *config.Lane) (*relay.Relay, *p
 		return nil, nil, err
 	}
 	return r, p, nil
+}
+
+// walletSource subscribes the gift wall to the wallet lane: a durable
+// NATS consumer on the gift subjects, or the subscriber of the lane's
+// broker type on its one destination (an SQS queue, a Kinesis stream).
+func (d *Demo) walletSource(ctx context.Context, wallet *config.Lane) (broker.Subscriber, error) {
+	if nc := walletNATS(d.rt.File, wallet); nc != nil {
+		subjects, err := giftSubjects(wallet.Destination.String(), d.opts.Traffic.Tenants)
+		if err != nil {
+			return nil, err
+		}
+		return nats.NewSubscriber(ctx, nats.SubscriberConfig{URL: d.rt.ClientURLs[wallet.Broker],
+			Stream: nc.Stream, Durable: ProjectionName,
+			FilterSubjects: subjects, AckWait: 30 * time.Second, FetchWait: 100 * time.Millisecond,
+			Name: "giftwall-projector"})
+	}
+	opener := d.rt.File.Brokers[wallet.Broker].Config.(broker.SubscriberOpener) // demoLanes checked
+	return opener.OpenSubscriber(ctx, broker.SubscribeRequest{Group: ProjectionName,
+		Destination: wallet.Destination.Render(herald.Event{}), ClientURL: d.rt.ClientURLs[wallet.Broker],
+		Logger: d.opts.Logger, DB: d.rt.Store.DB(), Dialect: d.rt.Store.Dialect()})
 }
 
 // giftSubjects renders the wallet lane's destination for WalletGiftDebited:

@@ -231,6 +231,12 @@ func Eventually(tb testing.TB, within time.Duration, what string, cond func() bo
 // SQLite file path). A child cannot fail a test, so a setup error exits
 // the process with status 98.
 func ChildProjector(backend, path, table, model string) *projector.Projector {
+	p, _ := childProjector(backend, path, table, model)
+	return p
+}
+
+// childProjector is ChildProjector, also returning its store.
+func childProjector(backend, path, table, model string) (*projector.Projector, Store) {
 	s, err := OpenBackend(context.Background(), backend, path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -242,5 +248,5 @@ func ChildProjector(backend, path, table, model string) *projector.Projector {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(98)
 	}
-	return p
+	return p, s
 }

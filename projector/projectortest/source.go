@@ -22,6 +22,10 @@ type SourceConfig struct {
 	// Subscribe returns a new subscriber on the test's subscription (a
 	// durable consumer, a group); it is called once per projector process.
 	Subscribe func(tb testing.TB) broker.Subscriber
+	// SubscribeIn, used instead of Subscribe when set, is for subscribers
+	// that keep their positions in the projection's database (Kinesis):
+	// it gets the process's own store (a pool of that database).
+	SubscribeIn func(tb testing.TB, s Store) broker.Subscriber
 	// Publish sends events to the subscription's stream or topic.
 	Publish func(tb testing.TB, evs []herald.Event)
 	// Events is how many events to send. Defaults to 10,000 (2,000 under
@@ -82,15 +86,21 @@ func RunSource(t *testing.T, cfg SourceConfig) {
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
 	for i := range cfg.Processes {
+		st := open(t)
 		p, err := projector.New(projector.Config{
-			Name: "count", Store: open(t), Table: table, Handler: handler, Workers: 4, BatchSize: 256,
+			Name: "count", Store: st, Table: table, Handler: handler, Workers: 4, BatchSize: 256,
 			Backoff: projector.Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond},
 			Logger:  slog.New(slog.DiscardHandler),
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		sub := cfg.Subscribe(t)
+		var sub broker.Subscriber
+		if cfg.SubscribeIn != nil {
+			sub = cfg.SubscribeIn(t, st)
+		} else {
+			sub = cfg.Subscribe(t)
+		}
 		t.Cleanup(func() { _ = sub.Close() })
 		wg.Go(func() {
 			if err := p.Run(ctx, sub); err != nil {
