@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/internal/testenv"
@@ -249,4 +248,3 @@ func TestNackRedeliversLocally(t *testing.T) {
 		t.Fatalf("the acked message came back: %+v (%v)", got, err)
 	}
 }
-
