@@ -10,8 +10,10 @@ package drivers
 import (
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/kafka"
+	"github.com/heraldhq/herald/broker/mqtt"
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/natsembed"
+	"github.com/heraldhq/herald/broker/pubsub"
 	"github.com/heraldhq/herald/broker/rabbitmq"
 	"github.com/heraldhq/herald/broker/redis"
 	"github.com/heraldhq/herald/broker/rocketmq"
@@ -31,6 +33,8 @@ func Brokers() []broker.Driver {
 		rabbitmq.Driver{},
 		redis.Driver{},
 		rocketmq.Driver{},
+		pubsub.Driver{},
+		mqtt.Driver{},
 		webhook.Driver{},
 		stdout.Driver{},
 	}

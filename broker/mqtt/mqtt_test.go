@@ -82,6 +82,10 @@ func received(t *testing.T, topic string, bodies [][]byte) []brokertest.Received
 	return out
 }
 
+// requireMQTT is the machine's mosquitto URL (skips, or fails under
+// CI=true, when it is down).
+func requireMQTT(t testing.TB) string { return testenv.RequireMQTT(t) }
+
 func newPublisher(t testing.TB, cfg Config) *Publisher {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -120,7 +120,10 @@ func (p *Publisher) MaxPayload() int { return p.cfg.MaxPayload }
 func (p *Publisher) Ping(ctx context.Context) error {
 	ctx, cancel := withPingTimeout(ctx)
 	defer cancel()
-	it := p.client.TopicAdminClient.ListTopics(ctx, &pb.ListTopicsRequest{Project: "projects/" + p.cfg.Project, PageSize: 1})
+	// Not retried: the error says why (connection refused), not only that
+	// the deadline passed.
+	it := p.client.TopicAdminClient.ListTopics(ctx, &pb.ListTopicsRequest{Project: "projects/" + p.cfg.Project, PageSize: 1},
+		gax.WithRetry(func() gax.Retryer { return never{} }))
 	_, err := it.Next()
 	if err == nil || errors.Is(err, iterator.Done) {
 		return nil

@@ -19,19 +19,7 @@ import (
 
 func TestMain(m *testing.M) {
 	projectortest.CrashChild(openCrashChild)
-	goleak.VerifyTestMain(m, leakOptions()...)
-}
-
-// leakOptions ignore goroutines of the Google client libraries that are
-// not the adapter's: OpenCensus's worker and gRPC's resolver cleanup
-// (once per process), and the streaming pull's keep-alive ticker.
-func leakOptions() []goleak.Option {
-	return []goleak.Option{
-		goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"),
-		goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
-		// It returns at its next tick (up to 30s) after the pull ended.
-		goleak.IgnoreTopFunction("cloud.google.com/go/pubsub/v2.(*messageIterator).streamKeepAliveHandler"),
-	}
+	goleak.VerifyTestMain(m, testenv.LeakOptions()...)
 }
 
 const testProject = "herald-test"
