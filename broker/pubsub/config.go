@@ -22,7 +22,8 @@ type Config struct {
 	// Project is the Google Cloud project id of the topics. Required.
 	Project string `yaml:"project"`
 	// EmulatorHost is the host:port of the Pub/Sub emulator (or an
-	// in-process fake): plaintext gRPC, no credentials. Empty means Google
+	// in-process fake): plaintext gRPC, no credentials. Defaults to
+	// PUBSUB_EMULATOR_HOST, as Google's clients do; empty means Google
 	// Cloud, reached with CredentialsFile or the standard chain.
 	EmulatorHost string `yaml:"emulator_host"`
 	// CredentialsFile is a service account key (or any credentials JSON
@@ -59,6 +60,9 @@ const (
 
 // WithDefaults returns a copy of c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
+	if c.EmulatorHost == "" {
+		c.EmulatorHost = os.Getenv("PUBSUB_EMULATOR_HOST")
+	}
 	if c.OrderingKeys == nil {
 		on := true
 		c.OrderingKeys = &on

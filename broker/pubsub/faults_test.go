@@ -98,6 +98,7 @@ func TestMessageLimits(t *testing.T) {
 // call; a file that is there but is no credentials file is one too.
 func TestCredentialsMissing(t *testing.T) {
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+	t.Setenv("PUBSUB_EMULATOR_HOST", "")
 	t.Setenv("GCE_METADATA_HOST", "")
 	t.Setenv("CLOUDSDK_CONFIG", t.TempDir())
 	if onGoogleCloud() {

@@ -50,9 +50,7 @@ func topicWithReader(t testing.TB, c *pubsub.Client, topic string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cfg := Config{Project: testProject}
-	if _, err := c.TopicAdminClient.CreateTopic(ctx, &pb.Topic{Name: cfg.fullName("topics", topic)}); err != nil {
-		t.Fatalf("create topic %s: %v", topic, err)
-	}
+	createTopic(t, c, topic)
 	_, err := c.SubscriptionAdminClient.CreateSubscription(ctx, &pb.Subscription{Name: cfg.fullName("subscriptions", topic+"-read"),
 		Topic: cfg.fullName("topics", topic), AckDeadlineSeconds: 60, EnableMessageOrdering: true})
 	if err != nil {
@@ -63,6 +61,16 @@ func topicWithReader(t testing.TB, c *pubsub.Client, topic string) {
 		_ = c.SubscriptionAdminClient.DeleteSubscription(ctx, &pb.DeleteSubscriptionRequest{Subscription: cfg.fullName("subscriptions", topic+"-read")})
 		_ = c.TopicAdminClient.DeleteTopic(ctx, &pb.DeleteTopicRequest{Topic: cfg.fullName("topics", topic)})
 	})
+}
+
+// createTopic creates topic.
+func createTopic(t testing.TB, c *pubsub.Client, topic string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.TopicAdminClient.CreateTopic(ctx, &pb.Topic{Name: Config{Project: testProject}.fullName("topics", topic)}); err != nil {
+		t.Fatalf("create topic %s: %v", topic, err)
+	}
 }
 
 // readStored pulls topic's reader subscription until it has want messages

@@ -100,7 +100,7 @@ type Demo struct {
 	opts    DemoOptions
 	rt      *config.Runtime
 	app     *App
-	sub     *nats.Subscriber
+	sub     broker.Subscriber
 	flaky   []*Flaky
 	counts  *laneCounts
 	Traffic TrafficStats
@@ -174,11 +174,21 @@ func demoLanes(f *config.File) ([]*config.Lane, error) {
 		}
 		out[i] = l
 	}
-	if walletNATS(f, out[0]) == nil {
-		return nil, fmt.Errorf("%w: giftwall demo: the wallet lane's broker %q must be of type nats (the gift wall consumes it)",
+	if walletNATS(f, out[0]) == nil && walletOpener(f, out[0]) == nil {
+		return nil, fmt.Errorf("%w: giftwall demo: the wallet lane's broker %q must be one the gift wall can consume (nats, or a type with a subscriber: mqtt, pubsub, …)",
 			config.ErrInvalid, out[0].Broker)
 	}
 	return out, nil
+}
+
+// walletOpener is lane l's broker as a SubscriberOpener, or nil.
+func walletOpener(f *config.File, l *config.Lane) broker.SubscriberOpener {
+	if b := f.Brokers[l.Broker]; b != nil {
+		if o, ok := b.Config.(broker.SubscriberOpener); ok {
+			return o
+		}
+	}
+	return nil
 }
 
 // walletNATS is the nats config of lane l's broker, or nil.
@@ -229,15 +239,7 @@ func (d *Demo) build(ctx context.Context, wallet *config.Lane) (*relay.Relay, *p
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
 	}
-	subjects, err := giftSubjects(wallet.Destination.String(), d.opts.Traffic.Tenants)
-	if err != nil {
-		return nil, nil, err
-	}
-	d.sub, err = nats.NewSubscriber(ctx, nats.SubscriberConfig{URL: d.rt.ClientURLs[wallet.Broker],
-		Stream: walletNATS(d.rt.File, wallet).Stream, Durable: ProjectionName,
-		FilterSubjects: subjects, AckWait: 30 * time.Second, FetchWait: 100 * time.Millisecond,
-		Name: "giftwall-projector"})
-	if err != nil {
+	if d.sub, err = d.subscribe(ctx, wallet); err != nil {
 		return nil, nil, err
 	}
 	p, err := d.app.NewProjector(d.opts.Logger)
@@ -246,6 +248,27 @@ func (d *Demo) build(ctx context.Context, wallet *config.Lane) (*relay.Relay, *p
 		return nil, nil, err
 	}
 	return r, p, nil
+}
+
+// subscribe opens the gift wall's subscriber on the wallet lane's broker:
+// a NATS durable consumer on the gift subjects, else the broker's own
+// subscriber (group ProjectionName) on the wallet destination with "+"
+// for the tenant (a whole MQTT level; a Pub/Sub destination must not
+// depend on the tenant).
+func (d *Demo) subscribe(ctx context.Context, wallet *config.Lane) (broker.Subscriber, error) {
+	subjects, err := giftSubjects(wallet.Destination.String(), d.opts.Traffic.Tenants)
+	if err != nil {
+		return nil, err
+	}
+	if c := walletNATS(d.rt.File, wallet); c != nil {
+		return nats.NewSubscriber(ctx, nats.SubscriberConfig{URL: d.rt.ClientURLs[wallet.Broker],
+			Stream: c.Stream, Durable: ProjectionName,
+			FilterSubjects: subjects, AckWait: 30 * time.Second, FetchWait: 100 * time.Millisecond,
+			Name: "giftwall-projector"})
+	}
+	dest := wallet.Destination.Render(herald.Event{Tenant: "+", Topic: TopicWallet, Type: WalletGiftDebited})
+	return walletOpener(d.rt.File, wallet).OpenSubscriber(ctx, broker.SubscribeRequest{Group: ProjectionName,
+		Destination: dest, ClientURL: d.rt.ClientURLs[wallet.Broker], Logger: d.opts.Logger})
 }
 
 // giftSubjects renders the wallet lane's destination for WalletGiftDebited:
