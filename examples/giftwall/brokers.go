@@ -21,7 +21,9 @@ var (
 var demoBrokers = map[string]string{"mqtt": mqttYAML, "pubsub": pubsubYAML}
 
 // DemoBrokers names the brokers `herald demo --broker` takes.
-func DemoBrokers() []string { return append([]string{"nats"}, slices.Sorted(maps.Keys(demoBrokers))...) }
+func DemoBrokers() []string {
+	return append([]string{"nats"}, slices.Sorted(maps.Keys(demoBrokers))...)
+}
 
 // DemoConfigFor returns the demo's config file on broker name (the file
 // of that name beside this one), DemoConfig for "nats".
