@@ -200,27 +200,17 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 // holds back the later messages of its key.
 func (p *Publisher) send(ctx context.Context, c paho.Client, msgs []broker.Message, results []broker.Result) []paho.Token {
 	tokens := make([]paho.Token, len(msgs))
-	failedKeys := map[string]bool{}
-	for i, m := range msgs {
-		key := m.Event.PartitionKey
-		switch {
-		case key != "" && failedKeys[key]:
-			results[i].Err = keyed.ErrEarlierFailed
-			continue
-		case ctx.Err() != nil:
-			results[i].Err = fmt.Errorf("mqtt: not sent: %w", context.Cause(ctx))
-		default:
-			body, err := p.body(m)
-			if err != nil {
-				results[i].Err = herald.Permanent(err)
-			} else {
-				tokens[i] = c.Publish(m.Destination, 1, p.cfg.Retain, body)
-			}
+	keyed.SendInOrder(msgs, results, func(i int) error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("mqtt: not sent: %w", context.Cause(ctx))
 		}
-		if results[i].Err != nil {
-			failedKeys[key] = key != ""
+		body, err := p.body(msgs[i])
+		if err != nil {
+			return herald.Permanent(err)
 		}
-	}
+		tokens[i] = c.Publish(msgs[i].Destination, 1, p.cfg.Retain, body)
+		return nil
+	})
 	return tokens
 }
 

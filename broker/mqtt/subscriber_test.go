@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/broker/brokertest"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/projector/projectortest"
 )
@@ -51,20 +52,6 @@ func openCrashChild(desc json.RawMessage) (broker.Subscriber, error) {
 	return NewSubscriber(context.Background(), SubscriberConfig{Conn: Config{URL: s.URL}, ClientID: s.ClientID, Topic: s.Topic, Group: s.Group})
 }
 
-// publishTo publishes evs to topic with p, failing tb on any error.
-func publishTo(tb testing.TB, p broker.Publisher, topic string, evs []herald.Event) {
-	tb.Helper()
-	msgs := make([]broker.Message, len(evs))
-	for i, ev := range evs {
-		msgs[i] = broker.Message{Event: ev, Destination: topic, Attempt: 1}
-	}
-	for i, r := range publish(p, msgs...) {
-		if r.Err != nil {
-			tb.Fatalf("publish %s: %v", evs[i].ID, r.Err)
-		}
-	}
-}
-
 // ackPaced counts the acks of every subscriber it opens, so that the
 // publisher can wait for the consumers: mosquitto drops a session's
 // messages beyond max_queued_messages (1000 by default) and the
@@ -100,7 +87,7 @@ func TestSubscriberProjects10k(t *testing.T) {
 		},
 		Publish: func(tb testing.TB, evs []herald.Event) {
 			pace.waitBehind(tb, sent, 100)
-			publishTo(tb, pub, s.Topic, evs)
+			brokertest.MustPublish(tb, pub, s.Topic, evs)
 			sent += len(evs)
 		},
 	})
@@ -119,7 +106,7 @@ func TestSubscriberKeyOrder(t *testing.T) {
 		Subscribe: func(tb testing.TB) broker.Subscriber { return pace.wrap(s.open(tb, "")) },
 		Publish: func(tb testing.TB, evs []herald.Event) {
 			pace.waitBehind(tb, sent, 100)
-			publishTo(tb, pub, s.Topic, evs)
+			brokertest.MustPublish(tb, pub, s.Topic, evs)
 			sent += len(evs)
 		},
 	})
@@ -138,7 +125,7 @@ func TestSubscriberKilledAfterCommitBeforeAck(t *testing.T) {
 		t.Fatal(err)
 	}
 	projectortest.RunKilledBeforeAck(t, projectortest.KilledConfig{
-		Publish:   func(tb testing.TB, evs []herald.Event) { publishTo(tb, pub, s.Topic, evs) },
+		Publish:   func(tb testing.TB, evs []herald.Event) { brokertest.MustPublish(tb, pub, s.Topic, evs) },
 		Child:     s,
 		Subscribe: func(tb testing.TB) broker.Subscriber { return s.open(tb, "") },
 	})
@@ -219,7 +206,7 @@ func TestNackRedeliversLocally(t *testing.T) {
 	defer sub.Close()
 	pub := newPublisher(t, Config{URL: url})
 	ev := projectortest.Event("k", 1)
-	publishTo(t, pub, s.Topic, []herald.Event{ev})
+	brokertest.MustPublish(t, pub, s.Topic, []herald.Event{ev})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	got, err := sub.Receive(ctx, 10)

@@ -178,19 +178,11 @@ const publishRPCTimeout = 30 * time.Second
 func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker.Result {
 	results := make([]broker.Result, len(msgs))
 	pending := make([]*pubsub.PublishResult, len(msgs))
-	failed := map[string]bool{}
 	resumed := map[string]bool{}
-	for i, m := range msgs {
-		key := m.Event.PartitionKey
-		if key != "" && failed[key] {
-			results[i].Err = keyed.ErrEarlierFailed
-			continue
-		}
-		pending[i], results[i].Err = p.send(ctx, m, resumed)
-		if results[i].Err != nil {
-			failed[key] = key != ""
-		}
-	}
+	keyed.SendInOrder(msgs, results, func(i int) (err error) {
+		pending[i], err = p.send(ctx, msgs[i], resumed)
+		return err
+	})
 	for i, r := range pending {
 		if r == nil {
 			continue

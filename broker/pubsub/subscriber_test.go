@@ -8,6 +8,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/broker/brokertest"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/projector/projectortest"
 )
@@ -54,21 +55,6 @@ func openCrashChild(desc json.RawMessage) (broker.Subscriber, error) {
 	return NewSubscriber(context.Background(), s.config())
 }
 
-func publishTo(tb testing.TB, p broker.Publisher, topic string, evs []herald.Event) {
-	tb.Helper()
-	msgs := make([]broker.Message, len(evs))
-	for i, ev := range evs {
-		msgs[i] = broker.Message{Event: ev, Destination: topic, Attempt: 1}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for i, r := range p.Publish(ctx, msgs) {
-		if r.Err != nil {
-			tb.Fatalf("publish %s: %v", evs[i].ID, r.Err)
-		}
-	}
-}
-
 // TestSubscriberProjects10k projects 10,000 events from one subscription,
 // shared by two projector processes, into a counting read model. The
 // subscription is unordered: pstest hands out one message per ordering
@@ -80,7 +66,7 @@ func TestSubscriberProjects10k(t *testing.T) {
 	pub := newPublisher(t, Config{EmulatorHost: srv.Addr})
 	projectortest.RunSource(t, projectortest.SourceConfig{
 		Subscribe: s.open,
-		Publish:   func(tb testing.TB, evs []herald.Event) { publishTo(tb, pub, s.Topic, evs) },
+		Publish:   func(tb testing.TB, evs []herald.Event) { brokertest.MustPublish(tb, pub, s.Topic, evs) },
 	})
 }
 
@@ -93,7 +79,7 @@ func TestSubscriberKeyOrder(t *testing.T) {
 	projectortest.RunSource(t, projectortest.SourceConfig{
 		Events: 1000, Keys: 20, Processes: 1, KeyOrder: true,
 		Subscribe: s.open,
-		Publish:   func(tb testing.TB, evs []herald.Event) { publishTo(tb, pub, s.Topic, evs) },
+		Publish:   func(tb testing.TB, evs []herald.Event) { brokertest.MustPublish(tb, pub, s.Topic, evs) },
 	})
 }
 
@@ -108,7 +94,7 @@ func TestSubscriberKilledAfterCommitBeforeAck(t *testing.T) {
 	}
 	pub := newPublisher(t, Config{EmulatorHost: srv.Addr})
 	projectortest.RunKilledBeforeAck(t, projectortest.KilledConfig{
-		Publish:   func(tb testing.TB, evs []herald.Event) { publishTo(tb, pub, s.Topic, evs) },
+		Publish:   func(tb testing.TB, evs []herald.Event) { brokertest.MustPublish(tb, pub, s.Topic, evs) },
 		Child:     s,
 		Subscribe: s.open,
 		Within:    time.Minute,
