@@ -65,6 +65,9 @@ func TestSubscriberProjects10k(t *testing.T) {
 	s.Unordered = true
 	pub := newPublisher(t, Config{EmulatorHost: srv.Addr})
 	projectortest.RunSource(t, projectortest.SourceConfig{
+		// pstest runs in this process: under the race detector it takes
+		// minutes on a loaded 2-core machine.
+		Within:    5 * time.Minute,
 		Subscribe: s.open,
 		Publish:   func(tb testing.TB, evs []herald.Event) { brokertest.MustPublish(tb, pub, s.Topic, evs) },
 	})
@@ -77,7 +80,7 @@ func TestSubscriberKeyOrder(t *testing.T) {
 	s := newSubscription(t, srv.Addr)
 	pub := newPublisher(t, Config{EmulatorHost: srv.Addr})
 	projectortest.RunSource(t, projectortest.SourceConfig{
-		Events: 1000, Keys: 20, Processes: 1, KeyOrder: true,
+		Events: 1000, Keys: 20, Processes: 1, KeyOrder: true, Within: 5 * time.Minute,
 		Subscribe: s.open,
 		Publish:   func(tb testing.TB, evs []herald.Event) { brokertest.MustPublish(tb, pub, s.Topic, evs) },
 	})
