@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
@@ -36,4 +39,31 @@ func downMQTT(t *testing.T) downBroker {
 	srv := testenv.NewMosquitto(t)
 	return downBroker{yaml: fmt.Sprintf("{type: mqtt, url: %q, connect_timeout: 500ms}", srv.URL()),
 		up: func(t *testing.T) { srv.Start(t) }, refused: true}.withDestination("down/{topic}")
+}
+
+// Rule: credentials that cannot be found stop `herald run` at start with
+// exit 2 naming the key: Pub/Sub outside the emulator without any, MQTT's
+// password_env naming an unset variable.
+func TestRunCredentialsMissing(t *testing.T) {
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+	t.Setenv("PUBSUB_EMULATOR_HOST", "")
+	t.Setenv("GCE_METADATA_HOST", "")
+	t.Setenv("CLOUDSDK_CONFIG", t.TempDir())
+	t.Setenv("HERALD_TEST_NO_SUCH_PASSWORD", "")
+	for broker, want := range map[string]string{
+		"{type: pubsub, project: herald-test}":                                       "brokers.down: pubsub: credentials_file: no Google Cloud credentials found",
+		"{type: mqtt, username: herald, password_env: HERALD_TEST_NO_SUCH_PASSWORD}": "brokers.down: mqtt: password_env: environment variable HERALD_TEST_NO_SUCH_PASSWORD",
+	} {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "herald.yaml")
+		yaml := fmt.Sprintf("store: {driver: sqlite, dsn: %s}\nbrokers:\n  down: %s\nlanes:\n  - {name: main, table: main_outbox, broker: down, destination: t}\n",
+			filepath.Join(dir, "h.db"), broker)
+		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := cliRun(t, "run", "--config", cfg)
+		if code != ExitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d naming %s", broker, code, stderr, ExitUsage, want)
+		}
+	}
 }
