@@ -20,7 +20,7 @@ func (f *File) Tail(ctx context.Context, l *Lane, destination string, watching f
 	b := f.Brokers[l.Broker]
 	t, ok := b.Config.(broker.Tailer)
 	if !ok {
-		return fmt.Errorf("%w: herald tail cannot watch a %s broker (lane %s); it watches NATS, RabbitMQ, Redis, Kafka and Kinesis", ErrInvalid, b.Type, l.Name)
+		return fmt.Errorf("%w: herald tail cannot watch a %s broker (lane %s); it watches NATS, RabbitMQ, Redis, Kafka, Kinesis, Pub/Sub and MQTT", ErrInvalid, b.Type, l.Name)
 	}
 	err := t.Tail(ctx, broker.TailRequest{Template: l.Destination,
 		Destination: destination, Watching: watching, Fn: fn})

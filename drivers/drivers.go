@@ -11,8 +11,10 @@ import (
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/kafka"
 	"github.com/heraldhq/herald/broker/kinesis"
+	"github.com/heraldhq/herald/broker/mqtt"
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/natsembed"
+	"github.com/heraldhq/herald/broker/pubsub"
 	"github.com/heraldhq/herald/broker/rabbitmq"
 	"github.com/heraldhq/herald/broker/redis"
 	"github.com/heraldhq/herald/broker/rocketmq"
@@ -34,6 +36,8 @@ func Brokers() []broker.Driver {
 		rabbitmq.Driver{},
 		redis.Driver{},
 		rocketmq.Driver{},
+		pubsub.Driver{},
+		mqtt.Driver{},
 		webhook.Driver{},
 		stdout.Driver{},
 		sqs.Driver{},

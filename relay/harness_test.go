@@ -21,10 +21,11 @@ import (
 	"github.com/heraldhq/herald/store/sqlite"
 )
 
-// glog, linked with vitess (store/mysql/binlog), starts its flush daemon
-// when it is loaded; nothing else may leak.
+// Third-party goroutines started when a library is loaded (glog with
+// vitess, the Google Cloud client's) are ignored (testenv.LeakOptions);
+// nothing else may leak.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"))
+	goleak.VerifyTestMain(m, testenv.LeakOptions()...)
 }
 
 // env is one test's SQLite store, outbox table and in-memory broker.

@@ -62,3 +62,20 @@ func RunTail(t *testing.T, p broker.Publisher, dest string, tail TailFunc) {
 		t.Fatalf("[tail shows only what arrives after it starts, decoded] got %+v, want only %s", seen, after)
 	}
 }
+
+// MustPublish publishes evs to dest with p within 30s (attempt 1),
+// failing tb on any error: for tests that feed a subscriber.
+func MustPublish(tb testing.TB, p broker.Publisher, dest string, evs []herald.Event) {
+	tb.Helper()
+	msgs := make([]broker.Message, len(evs))
+	for i, ev := range evs {
+		msgs[i] = broker.Message{Event: ev, Destination: dest, Attempt: 1}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i, r := range p.Publish(ctx, msgs) {
+		if r.Err != nil {
+			tb.Fatalf("publish %s to %s: %v", evs[i].ID, dest, r.Err)
+		}
+	}
+}

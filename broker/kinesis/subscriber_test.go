@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -25,9 +24,6 @@ import (
 	"github.com/heraldhq/herald/projector/projectortest"
 )
 
-// crashChildEnv carries a crash child's job (projectortest.CrashChild).
-const crashChildEnv = "HERALD_KINESIS_CRASH_CHILD"
-
 // source is the subscription a crash child reads.
 type source struct {
 	Endpoint string `json:"endpoint"`
@@ -40,9 +36,9 @@ type source struct {
 const crashLease = 1500 * time.Millisecond
 
 func init() {
-	if job := os.Getenv(crashChildEnv); job != "" {
+	if projectortest.IsCrashChild() {
 		testenv.NoAWSMetadata()
-		projectortest.CrashChild(job, func(raw json.RawMessage, s projectortest.Store) (broker.Subscriber, error) {
+		projectortest.CrashChild(func(raw json.RawMessage, s projectortest.Store) (broker.Subscriber, error) {
 			var src source
 			if err := json.Unmarshal(raw, &src); err != nil {
 				return nil, err
@@ -102,8 +98,8 @@ func TestSubscriberProjects10k(t *testing.T) {
 func TestSubscriberKilledAfterCommitBeforeAck(t *testing.T) {
 	srv := testenv.Kinesalite.Start(t)
 	src := source{Endpoint: srv.URL, Stream: awstest.CreateStream(t, awstest.KinesisClient(t, srv.URL), "crash", 1), Group: "count"}
-	projectortest.RunKilledBeforeAck(t, projectortest.CrashConfig{
-		Env: crashChildEnv, Source: src,
+	projectortest.RunKilledBeforeAck(t, projectortest.KilledConfig{
+		Child:   src,
 		Publish: publishTo(t, srv.URL, src.Stream),
 		Subscribe: func(tb testing.TB, s projectortest.Store) broker.Subscriber {
 			return subscribe(tb, src, s, crashLease)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/broker/brokertest"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // TestConformance runs the broker suite against the RabbitMQ server,
@@ -17,8 +18,8 @@ func TestConformance(t *testing.T) {
 		HeaderPrefix: HeaderPrefix,
 		New: func(t *testing.T) *brokertest.Setup {
 			f := newFixture(t)
-			px := startProxy(t, testAddr)
-			p := newPublisher(t, Config{URL: testURL(px.addr), Exchange: f.exchange, MaxPayload: 64 << 10})
+			px := testenv.StartProxy(t, testAddr)
+			p := newPublisher(t, Config{URL: testURL(px.Addr), Exchange: f.exchange, MaxPayload: 64 << 10})
 			return &brokertest.Setup{
 				Publisher:   p,
 				Destination: func(name string) string { return "bound." + name },
@@ -33,8 +34,8 @@ func TestConformance(t *testing.T) {
 					}
 					return out
 				},
-				Stop:  px.stop,
-				Start: px.start,
+				Stop:  func(t *testing.T) { px.Stop(t) },
+				Start: func(t *testing.T) { px.Start(t) },
 			}
 		},
 	})

@@ -168,18 +168,10 @@ func (p *Publisher) Publish(ctx context.Context, msgs []broker.Message) []broker
 		return results
 	}
 	waiters := make([]*waiter, len(msgs))
-	failedKeys := map[string]bool{}
-	for i, m := range msgs {
-		key := m.Event.PartitionKey
-		if key != "" && failedKeys[key] {
-			results[i].Err = keyed.ErrEarlierFailed
-			continue
-		}
-		waiters[i], results[i].Err = p.send(ctx, s, m)
-		if results[i].Err != nil {
-			failedKeys[key] = key != ""
-		}
-	}
+	keyed.SendInOrder(msgs, results, func(i int) (err error) {
+		waiters[i], err = p.send(ctx, s, msgs[i])
+		return err
+	})
 	for i, w := range waiters {
 		if w == nil {
 			continue

@@ -162,19 +162,19 @@ func TestUnroutableIsReported(t *testing.T) {
 
 func TestReconnectsAfterConnectionDrop(t *testing.T) {
 	f := newFixture(t)
-	px := startProxy(t, testAddr)
-	p := newPublisher(t, Config{URL: testURL(px.addr), Exchange: f.exchange})
+	px := testenv.StartProxy(t, testAddr)
+	p := newPublisher(t, Config{URL: testURL(px.Addr), Exchange: f.exchange})
 	if res := publish(p, message("bound.x", "k", 0)); res[0].Err != nil {
 		t.Fatal(res[0].Err)
 	}
-	px.stop(t)
+	px.Stop(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	res := p.Publish(ctx, []broker.Message{message("bound.x", "k", 1)})
 	cancel()
 	if res[0].Err == nil || herald.IsPermanent(res[0].Err) {
 		t.Fatalf("publish during the outage: want a retryable error, got %v", res[0].Err)
 	}
-	px.start(t)
+	px.Start(t)
 	if res := publish(p, message("bound.x", "k", 2)); res[0].Err != nil {
 		t.Fatalf("publish after the proxy is back: %v", res[0].Err)
 	}

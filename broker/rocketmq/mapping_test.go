@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/brokertest"
 	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/projector/projectortest"
 )
 
 // TestMain checks for leaks, minus those the RocketMQ client causes by its
@@ -31,9 +31,7 @@ import (
 // broker's membership notice started, which waits out 3s. A
 // crash child (crash_test.go) runs its job instead.
 func TestMain(m *testing.M) {
-	if job := os.Getenv(crashChildEnv); job != "" {
-		runCrashChild(job)
-	}
+	projectortest.CrashChild(openCrashChild)
 	goleak.VerifyTestMain(m, leakIgnores()...)
 }
 

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/internal/awstest"
@@ -19,9 +19,6 @@ import (
 	"github.com/heraldhq/herald/projector/projectortest"
 )
 
-// crashChildEnv carries a crash child's job (projectortest.CrashChild).
-const crashChildEnv = "HERALD_SQS_CRASH_CHILD"
-
 // crashSource is what a crash child subscribes to.
 type crashSource struct {
 	Endpoint string `json:"endpoint"`
@@ -29,9 +26,9 @@ type crashSource struct {
 }
 
 func init() {
-	if job := os.Getenv(crashChildEnv); job != "" {
+	if projectortest.IsCrashChild() {
 		testenv.NoAWSMetadata()
-		projectortest.CrashChild(job, func(raw json.RawMessage, _ projectortest.Store) (broker.Subscriber, error) {
+		projectortest.CrashChild(func(raw json.RawMessage, _ projectortest.Store) (broker.Subscriber, error) {
 			var src crashSource
 			if err := json.Unmarshal(raw, &src); err != nil {
 				return nil, err
@@ -91,8 +88,8 @@ func TestSubscriberProjects10k(t *testing.T) {
 func TestSubscriberKilledAfterCommitBeforeAck(t *testing.T) {
 	srv := testenv.Fauxqs.Start(t)
 	queue := awstest.CreateQueue(t, awstest.SQSClient(t, srv.URL), "crash", false)
-	projectortest.RunKilledBeforeAck(t, projectortest.CrashConfig{
-		Env: crashChildEnv, Source: crashSource{Endpoint: srv.URL, Queue: queue},
+	projectortest.RunKilledBeforeAck(t, projectortest.KilledConfig{
+		Child:   crashSource{Endpoint: srv.URL, Queue: queue},
 		Publish: awstest.PublishTo(publisher(t, srv.URL), queue),
 		Subscribe: func(tb testing.TB, _ projectortest.Store) broker.Subscriber {
 			return subscribe(tb, srv.URL, queue, 3*time.Second)

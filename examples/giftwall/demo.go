@@ -175,16 +175,21 @@ func demoLanes(f *config.File) ([]*config.Lane, error) {
 		}
 		out[i] = l
 	}
-	if walletNATS(f, out[0]) != nil {
-		return out, nil
-	}
-	b := f.Brokers[out[0].Broker]
-	if _, ok := b.Config.(broker.SubscriberOpener); !ok || out[0].Destination.HasPlaceholders() {
-		return nil, fmt.Errorf("%w: giftwall demo: the gift wall consumes the wallet lane: its broker %q must be of type nats, "+
-			"or of a type with a subscriber (sqs, kinesis, …) with one destination, no placeholders (a queue, a stream)",
+	if walletNATS(f, out[0]) == nil && walletOpener(f, out[0]) == nil {
+		return nil, fmt.Errorf("%w: giftwall demo: the wallet lane's broker %q must be one the gift wall can consume (nats, or a type with a subscriber: mqtt, pubsub, sqs, kinesis, …)",
 			config.ErrInvalid, out[0].Broker)
 	}
 	return out, nil
+}
+
+// walletOpener is lane l's broker as a SubscriberOpener, or nil.
+func walletOpener(f *config.File, l *config.Lane) broker.SubscriberOpener {
+	if b := f.Brokers[l.Broker]; b != nil {
+		if o, ok := b.Config.(broker.SubscriberOpener); ok {
+			return o
+		}
+	}
+	return nil
 }
 
 // walletNATS is the nats config of lane l's broker, or nil.
@@ -235,7 +240,7 @@ func (d *Demo) build(ctx context.Context, wallet *config.Lane) (*relay.Relay, *p
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
 	}
-	if d.sub, err = d.walletSource(ctx, wallet); err != nil {
+	if d.sub, err = d.subscribe(ctx, wallet); err != nil {
 		return nil, nil, err
 	}
 	p, err := d.app.NewProjector(d.opts.Logger)
@@ -246,24 +251,26 @@ func (d *Demo) build(ctx context.Context, wallet *config.Lane) (*relay.Relay, *p
 	return r, p, nil
 }
 
-// walletSource subscribes the gift wall to the wallet lane: a durable
-// NATS consumer on the gift subjects, or the subscriber of the lane's
-// broker type on its one destination (an SQS queue, a Kinesis stream).
-func (d *Demo) walletSource(ctx context.Context, wallet *config.Lane) (broker.Subscriber, error) {
-	if nc := walletNATS(d.rt.File, wallet); nc != nil {
-		subjects, err := giftSubjects(wallet.Destination.String(), d.opts.Traffic.Tenants)
-		if err != nil {
-			return nil, err
-		}
+// subscribe opens the gift wall's subscriber on the wallet lane's broker:
+// a NATS durable consumer on the gift subjects, else the broker's own
+// subscriber (group ProjectionName) on the wallet destination with "+"
+// for the tenant (a whole MQTT level; a Pub/Sub destination must not
+// depend on the tenant).
+func (d *Demo) subscribe(ctx context.Context, wallet *config.Lane) (broker.Subscriber, error) {
+	subjects, err := giftSubjects(wallet.Destination.String(), d.opts.Traffic.Tenants)
+	if err != nil {
+		return nil, err
+	}
+	if c := walletNATS(d.rt.File, wallet); c != nil {
 		return nats.NewSubscriber(ctx, nats.SubscriberConfig{URL: d.rt.ClientURLs[wallet.Broker],
-			Stream: nc.Stream, Durable: ProjectionName,
+			Stream: c.Stream, Durable: ProjectionName,
 			FilterSubjects: subjects, AckWait: 30 * time.Second, FetchWait: 100 * time.Millisecond,
 			Name: "giftwall-projector"})
 	}
-	opener := d.rt.File.Brokers[wallet.Broker].Config.(broker.SubscriberOpener) // demoLanes checked
-	return opener.OpenSubscriber(ctx, broker.SubscribeRequest{Group: ProjectionName,
-		Destination: wallet.Destination.Render(herald.Event{}), ClientURL: d.rt.ClientURLs[wallet.Broker],
-		Logger: d.opts.Logger, DB: d.rt.Store.DB(), Dialect: d.rt.Store.Dialect()})
+	dest := wallet.Destination.Render(herald.Event{Tenant: "+", Topic: TopicWallet, Type: WalletGiftDebited})
+	return walletOpener(d.rt.File, wallet).OpenSubscriber(ctx, broker.SubscribeRequest{Group: ProjectionName,
+		Destination: dest, ClientURL: d.rt.ClientURLs[wallet.Broker], Logger: d.opts.Logger,
+		DB: d.rt.Store.DB(), Dialect: d.rt.Store.Dialect()})
 }
 
 // giftSubjects renders the wallet lane's destination for WalletGiftDebited:

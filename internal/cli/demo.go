@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -26,6 +27,7 @@ type demoFlags struct {
 	failRate    float64
 	launchDelay time.Duration
 	stall       time.Duration
+	broker      string
 }
 
 func (a *app) demoCommand() *cobra.Command {
@@ -49,6 +51,8 @@ func (a *app) demoCommand() *cobra.Command {
 	cmd.Flags().Float64Var(&f.failRate, "fail-rate", 0, "fraction of publishes the broker fails (0 to 1), to show retries")
 	cmd.Flags().DurationVar(&f.launchDelay, "launch-delay", 2*time.Second, "delay between a rocket's ignition and its launch")
 	cmd.Flags().DurationVar(&f.stall, "stall-timeout", time.Minute, "with --exit: give up when nothing moves for this long")
+	cmd.Flags().StringVar(&f.broker, "broker", "nats", "the broker: "+strings.Join(giftwall.DemoBrokers(), ", ")+
+		" (examples/giftwall/NAME.yaml; nats is an embedded server)")
 	return cmd
 }
 
@@ -64,6 +68,8 @@ func (f demoFlags) validate() error {
 		return usagef("--fail-rate %v is not in [0, 1)", f.failRate)
 	case f.launchDelay <= 0:
 		return usagef("--launch-delay must be positive")
+	case !slices.Contains(giftwall.DemoBrokers(), f.broker):
+		return usagef("--broker %q: the demo runs on %s", f.broker, strings.Join(giftwall.DemoBrokers(), ", "))
 	}
 	return nil
 }
@@ -74,9 +80,11 @@ func (a *app) demo(ctx context.Context, f demoFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	file := giftwall.DemoConfig()
+	file, err := giftwall.DemoConfigFor(f.broker)
+	if err != nil {
+		return err
+	}
 	if a.configPath != "" {
-		var err error
 		if file, err = a.loadConfig(); err != nil {
 			return err
 		}

@@ -3,7 +3,8 @@ package testenv
 import "go.uber.org/goleak"
 
 // LeakOptions are the goleak options for a package that links the RocketMQ
-// client (every package importing config does) or vitess: the client starts a cache
+// client (every package importing config does), vitess or the Google Cloud
+// client: the client starts a cache
 // janitor when it is loaded and leaves goroutines that sleep up to 10s after
 // Shutdown. Nothing of ours may leak; these are not ours.
 func LeakOptions() []goleak.Option {
@@ -27,5 +28,12 @@ func LeakOptions() []goleak.Option {
 		// glog (linked with vitess's binlog client, store/mysql/binlog)
 		// starts its flush daemon when it is loaded.
 		goleak.IgnoreTopFunction("github.com/golang/glog.(*fileSink).flushDaemon"),
+		// The Google Cloud client (broker/pubsub): OpenCensus's worker
+		// starts when it is loaded, gRPC's callback serializers end a
+		// moment after their connection, and the streaming pull's
+		// keep-alive returns at its next tick (up to 30s) after the pull.
+		goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"),
+		goleak.IgnoreAnyFunction("google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run"),
+		goleak.IgnoreTopFunction("cloud.google.com/go/pubsub/v2.(*messageIterator).streamKeepAliveHandler"),
 	}
 }

@@ -97,3 +97,21 @@ func Groups(msgs []broker.Message) [][]int {
 	}
 	return groups
 }
+
+// SendInOrder hands msgs to send one by one, in order, for adapters that
+// send a whole batch before they wait for the answers: after send fails
+// for a message of a key, the later messages of that key are not handed
+// over and get ErrEarlierFailed. Each error goes into results.
+func SendInOrder(msgs []broker.Message, results []broker.Result, send func(i int) error) {
+	failed := map[string]bool{}
+	for i, m := range msgs {
+		key := m.Event.PartitionKey
+		if key != "" && failed[key] {
+			results[i].Err = ErrEarlierFailed
+			continue
+		}
+		if results[i].Err = send(i); results[i].Err != nil && key != "" {
+			failed[key] = true
+		}
+	}
+}

@@ -3,6 +3,7 @@ package keyed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -88,3 +89,24 @@ func TestGroups(t *testing.T) {
 }
 
 func storeReceipt(i int) herald.Receipt { return herald.Receipt{MessageID: string(rune('0' + i))} }
+
+func TestSendInOrderHoldsBackAFailedKey(t *testing.T) {
+	msgs := []broker.Message{msg("a"), msg("a"), msg("b"), msg(""), msg("")}
+	boom := errors.New("boom")
+	var sent []int
+	results := make([]broker.Result, len(msgs))
+	SendInOrder(msgs, results, func(i int) error {
+		sent = append(sent, i)
+		if i == 0 || i == 3 {
+			return boom
+		}
+		return nil
+	})
+	if fmt.Sprint(sent) != "[0 2 3 4]" {
+		t.Fatalf("sent %v, want [0 2 3 4]: the second a held back, keyless messages independent", sent)
+	}
+	if !errors.Is(results[0].Err, boom) || !errors.Is(results[1].Err, ErrEarlierFailed) || results[2].Err != nil ||
+		!errors.Is(results[3].Err, boom) || results[4].Err != nil {
+		t.Fatalf("results %+v", results)
+	}
+}
