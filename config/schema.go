@@ -38,12 +38,8 @@ func CheckDatabaseExists(s Store) error {
 // CheckMigrated refuses a lane table that was never migrated or is behind
 // this build's schema, naming the command that fixes it.
 func (rt *Runtime) CheckMigrated(ctx context.Context) error {
-	sc, ok := rt.Store.(store.SchemaChecker)
-	if !ok {
-		return nil
-	}
 	for _, l := range rt.File.Lanes {
-		cur, latest, err := sc.SchemaVersion(ctx, l.Table)
+		cur, latest, err := rt.Store.SchemaVersion(ctx, l.Table)
 		if err != nil {
 			return err
 		}

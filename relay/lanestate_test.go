@@ -15,7 +15,7 @@ import (
 // backlog once resumed.
 func TestPausedLaneClaimsNothing(t *testing.T) {
 	e := newEnv(t)
-	ls := e.store.(store.LaneStater)
+	ls := e.store
 	ctx := context.Background()
 	if err := ls.SetLanePaused(ctx, "test", true); err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestPausedLaneClaimsNothing(t *testing.T) {
 // and on every change, so another process can show it.
 func TestBrokerStateIsStored(t *testing.T) {
 	e := newEnv(t)
-	ls := e.store.(store.LaneStater)
+	ls := e.store
 	e.pub.SetDown(herald.Unavailable(errors.New("connection refused")))
 	e.start(e.lane(func(l *Lane) { l.Broker = "mem" }))
 	e.enqueue(events("s", "", 3)...)

@@ -86,5 +86,5 @@ func TestConformanceInTx(t *testing.T) {
 		tb.Cleanup(func() { _ = s.Close() })
 		s.pipelined = false
 		return s
-	})
+	}, storetest.Features{Wakeups: true, TenantSkipList: true, LogLanes: true})
 }
