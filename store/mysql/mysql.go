@@ -24,6 +24,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/projsql"
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
@@ -37,6 +38,8 @@ type Options struct {
 
 // Store is a store.Store on MySQL or MariaDB. It is safe for concurrent use.
 type Store struct {
+	// Projections is the projection bookkeeping (store.ProjectionStore).
+	projsql.Projections
 	db *sql.DB
 	// multi is the claims' pool, with multiStatements on (see batchTx);
 	// nil on a caller's pool (New), where claims use plain transactions.
@@ -97,7 +100,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Store{db: db, multi: multi, owned: true, mariadb: isMariaDB(version)}, nil
+	s := New(db)
+	s.multi, s.owned, s.mariadb = multi, true, isMariaDB(version)
+	return s, nil
 }
 
 // openMulti opens the pool claims run on: the same settings with
@@ -122,7 +127,11 @@ func openMulti(ctx context.Context, cfg *mysql.Config, opts Options) (*sql.DB, e
 // New returns a Store on a pool the caller opened and keeps (Close leaves it
 // open). The DSN must have parseTime=true and loc=UTC; interpolateParams=true
 // is recommended for speed. The server version is checked by Migrate.
-func New(db *sql.DB) *Store { return &Store{db: db} }
+func New(db *sql.DB) *Store {
+	s := &Store{db: db}
+	s.Projections = projsql.New(s.projectionDialect())
+	return s
+}
 
 // Dialect returns the package's Dialect.
 func (s *Store) Dialect() herald.Dialect { return Dialect }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/projsql"
 	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
@@ -37,6 +38,8 @@ type Options struct {
 // Store is a store.Store (and store.Waker) on PostgreSQL. It is safe for
 // concurrent use.
 type Store struct {
+	// Projections is the projection bookkeeping (store.ProjectionStore).
+	projsql.Projections
 	db    *sql.DB
 	owned bool
 	// bound is what claim and mark transactions may sit idle or wait for a
@@ -76,7 +79,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("postgres store: reading the server version: %w", err)
 	}
-	return &Store{db: db, owned: true, dsn: dsn, pipelined: pipelines(db), tcpBound: strings.Contains(strings.ToLower(version), "linux")}, nil
+	s := New(db)
+	s.owned, s.dsn, s.tcpBound = true, dsn, strings.Contains(strings.ToLower(version), "linux")
+	return s, nil
 }
 
 // dsnError keeps the reason of a DSN parse error but not the DSN itself,
@@ -95,7 +100,11 @@ func dsnError(err error) error {
 // New returns a Store on a pool the caller opened with the pgx stdlib
 // driver ("pgx") and keeps: Close leaves it open. Migrate checks the
 // server version.
-func New(db *sql.DB) *Store { return &Store{db: db, pipelined: pipelines(db)} }
+func New(db *sql.DB) *Store {
+	s := &Store{db: db, pipelined: pipelines(db)}
+	s.Projections = projsql.New(s.projectionDialect())
+	return s
+}
 
 // Dialect returns the package's Dialect.
 func (s *Store) Dialect() herald.Dialect { return Dialect }

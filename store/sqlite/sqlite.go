@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store/internal/projsql"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -64,6 +65,8 @@ func (o Options) withDefaults() Options {
 
 // Store is a store.Store on SQLite. It is safe for concurrent use.
 type Store struct {
+	// Projections is the projection bookkeeping (store.ProjectionStore).
+	projsql.Projections
 	db     *sql.DB
 	owned  bool
 	writer chan struct{} // a one-slot semaphore: the store's writes, one at a time
@@ -109,7 +112,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 // it open. The pool should use WAL, a busy timeout and _txlock=immediate, as
 // Open does.
 func New(db *sql.DB) *Store {
-	return &Store{db: db, writer: make(chan struct{}, 1)}
+	s := &Store{db: db, writer: make(chan struct{}, 1)}
+	s.Projections = projsql.New(s.projectionDialect())
+	return s
 }
 
 // withParams adds Herald's connection settings to dsn, keeping any the

@@ -1,8 +1,10 @@
 // Package projsql is the projection bookkeeping SQL shared by the sqlite,
 // mysql and postgres stores: one algorithm, with the few expressions that
 // differ (the clock, durations, insert-or-ignore, row locks) supplied by
-// each store as a Dialect. It stays inside store/, so no SQL leaks into the
-// projector.
+// each store as a Dialect. A store embeds the Projections value New makes
+// of its Dialect, once, when it is made: that value has the methods of
+// store.ProjectionStore but MigrateProjections (each database's tables are
+// its own). It stays inside store/, so no SQL leaks into the projector.
 package projsql
 
 import (
@@ -56,6 +58,27 @@ type Dialect struct {
 	// Retryable reports a deadlock or serialization failure: the
 	// transaction was lost and running it again is safe.
 	Retryable func(error) bool
+	// Write, when set, runs the writes made outside a transaction of
+	// Begin (ReplayProjection, CleanupProjection): SQLite's takes the
+	// store's write slot around them. Nil runs them as they are.
+	Write func(ctx context.Context, write func() error) error
+}
+
+// Projections is store.ProjectionStore but MigrateProjections, on one
+// database. Its methods are named as the interface's, so a store that
+// embeds it has them.
+type Projections struct{ d *Dialect }
+
+// New returns the bookkeeping of the database d describes; d's functions
+// must all be set but Duplicate and Write, which are optional.
+func New(d Dialect) Projections { return Projections{d: &d} }
+
+// write runs fn through the dialect's Write hook, if it has one.
+func (d *Dialect) write(ctx context.Context, fn func() error) error {
+	if d.Write == nil {
+		return fn()
+	}
+	return d.Write(ctx, fn)
 }
 
 func (d *Dialect) q(query string) string {
@@ -81,7 +104,8 @@ func keyArgs(k store.ProjectionKey) []any { return []any{k.Projection, k.Tenant,
 const maxTries = 5
 
 // Apply implements store.ProjectionStore.Apply.
-func (d *Dialect) Apply(ctx context.Context, p store.ApplyParams, fn func(tx *sql.Tx) error) (store.ApplyResult, error) {
+func (pr Projections) Apply(ctx context.Context, p store.ApplyParams, fn func(tx *sql.Tx) error) (store.ApplyResult, error) {
+	d := pr.d
 	t, err := d.table(p.Table)
 	if err != nil {
 		return store.ApplyResult{}, err
@@ -134,7 +158,8 @@ func (d *Dialect) applyOnce(ctx context.Context, t string, p store.ApplyParams, 
 }
 
 // ApplyBatch implements store.ProjectionStore.ApplyBatch.
-func (d *Dialect) ApplyBatch(ctx context.Context, ps []store.ApplyParams, fn func(tx *sql.Tx, i int) error) ([]store.ApplyResult, error) {
+func (pr Projections) ApplyBatch(ctx context.Context, ps []store.ApplyParams, fn func(tx *sql.Tx, i int) error) ([]store.ApplyResult, error) {
+	d := pr.d
 	tables := make([]string, len(ps))
 	for i, p := range ps {
 		t, err := d.table(p.Table)
@@ -274,7 +299,8 @@ func (d *Dialect) claim(ctx context.Context, tx *sql.Tx, t string, p store.Apply
 }
 
 // Fail implements store.ProjectionStore.Fail.
-func (d *Dialect) Fail(ctx context.Context, f store.ProjectionFailure) (store.ProjectionState, int, error) {
+func (pr Projections) Fail(ctx context.Context, f store.ProjectionFailure) (store.ProjectionState, int, error) {
+	d := pr.d
 	t, err := d.table(f.Table)
 	if err != nil {
 		return "", 0, err
