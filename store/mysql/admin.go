@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 // TryLock takes the named lock for interval if nobody holds it. The row is
@@ -19,7 +20,7 @@ func (s *Store) TryLock(ctx context.Context, name string, interval time.Duration
 	var n int64
 	if err == nil {
 		n, err = s.exec(ctx, `UPDATE herald_locks SET locked_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
-WHERE name = ? AND locked_until <= UTC_TIMESTAMP(6)`, sqlcommon.Micros(interval), name)
+WHERE name = ? AND locked_until <= UTC_TIMESTAMP(6)`, sqlbuild.Micros(interval), name)
 	}
 	if err != nil {
 		return false, fmt.Errorf("mysql store: trylock %s: %w", name, err)
@@ -43,7 +44,7 @@ func (s *Store) Cleanup(ctx context.Context, p store.CleanupParams) (int64, erro
 	if limit <= 0 {
 		limit = DefaultCleanupLimit
 	}
-	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "")
+	scope, scopeArgs := sqlbuild.ScopeWhere(p.Scope, "")
 	rounds := []struct {
 		age   time.Duration
 		cond  string
@@ -60,7 +61,7 @@ func (s *Store) Cleanup(ctx context.Context, p store.CleanupParams) (int64, erro
 		}
 		q := "DELETE FROM " + table + " WHERE " + r.cond + " < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND" + scope +
 			" ORDER BY " + r.order + " LIMIT ?"
-		args := append(append([]any{sqlcommon.Micros(r.age)}, scopeArgs...), limit)
+		args := append(append([]any{sqlbuild.Micros(r.age)}, scopeArgs...), limit)
 		n, err := s.exec(ctx, q, args...)
 		if err != nil {
 			return total, fmt.Errorf("mysql store: cleanup %s: %w", p.Table, err)
@@ -94,12 +95,12 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 	if err != nil {
 		return st, err
 	}
-	scope, args := sqlcommon.ScopeWhere(sc, "")
+	scope, args := sqlbuild.ScopeWhere(sc, "")
 	rows, err := s.db.QueryContext(ctx, `SELECT status, attempts > 0, COUNT(*),
   MAX(TIMESTAMPDIFF(MICROSECOND, available_at, UTC_TIMESTAMP(6))) FROM `+table+` WHERE 1 = 1`+scope+
 		" GROUP BY status, attempts > 0", args...)
 	if err == nil {
-		st, err = sqlcommon.ScanStats(rows)
+		st, err = sqlscan.ScanStats(rows)
 	}
 	if err != nil {
 		return st, fmt.Errorf("mysql store: stats %s: %w", sc.Table, err)
@@ -114,7 +115,7 @@ func (s *Store) Unselected(ctx context.Context, within store.Scope, lanes []stor
 	if err != nil {
 		return 0, err
 	}
-	cond, args, err := sqlcommon.UnselectedWhere(within, lanes, "")
+	cond, args, err := sqlbuild.UnselectedWhere(within, lanes, "")
 	if err != nil {
 		return 0, fmt.Errorf("mysql store: %w", err)
 	}
@@ -141,8 +142,8 @@ func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, e
 	return s.reader().Get(ctx, table, eventID)
 }
 
-func (s *Store) reader() sqlcommon.Reader {
-	return sqlcommon.Reader{Name: "mysql store", DB: s.db, Now: "UTC_TIMESTAMP(6)", Bind: nil, Quote: quote}
+func (s *Store) reader() sqlscan.Reader {
+	return sqlscan.Reader{Name: "mysql store", DB: s.db, Now: "UTC_TIMESTAMP(6)", Bind: nil, Quote: quote}
 }
 
 // Replay moves dead rows back to pending, claimable at once, with attempts
@@ -164,11 +165,11 @@ func (s *Store) onDead(ctx context.Context, op string, sc store.Scope, eventIDs 
 	if err != nil {
 		return 0, err
 	}
-	scope, args := sqlcommon.ScopeWhere(sc, "")
-	q := sqlcommon.ReplaceTable(head, table) + " WHERE status = 'dead'" + scope
+	scope, args := sqlbuild.ScopeWhere(sc, "")
+	q := sqlbuild.ReplaceTable(head, table) + " WHERE status = 'dead'" + scope
 	if len(eventIDs) > 0 {
-		q += " AND event_id IN (" + sqlcommon.Marks(len(eventIDs)) + ")"
-		args = append(args, sqlcommon.StringArgs(eventIDs)...)
+		q += " AND event_id IN (" + sqlbuild.Marks(len(eventIDs)) + ")"
+		args = append(args, sqlbuild.StringArgs(eventIDs)...)
 	}
 	n, err := s.exec(ctx, q, args...)
 	if err != nil {

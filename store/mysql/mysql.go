@@ -25,7 +25,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/projsql"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqltx"
 )
 
 // Options tunes the pool that Open creates.
@@ -50,7 +50,7 @@ type Store struct {
 	// bound is how long a claim transaction may sit idle (boundSQL), from
 	// the shortest lease claimed with; sessions tracks the claims' pool
 	// connections that have it.
-	bound    sqlcommon.SmallestBound
+	bound    sqltx.SmallestBound
 	sessions sessionBounds
 	// commits tracks claims committing in the background (AsyncCommit).
 	commits sync.WaitGroup
@@ -87,7 +87,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	db := sql.OpenDB(connector)
 	var version string
-	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, func(ctx context.Context, db *sql.DB) (err error) {
+	if err := sqltx.SetUpPool(ctx, db, opts.MaxOpenConns, func(ctx context.Context, db *sql.DB) (err error) {
 		if version, err = serverVersion(ctx, db); err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func openMulti(ctx context.Context, cfg *mysql.Config, opts Options) (*sql.DB, e
 		return nil, fmt.Errorf("mysql store: %w", err)
 	}
 	multi := sql.OpenDB(connector)
-	if err := sqlcommon.SetUpPool(ctx, multi, opts.MaxOpenConns, func(ctx context.Context, db *sql.DB) error {
+	if err := sqltx.SetUpPool(ctx, multi, opts.MaxOpenConns, func(ctx context.Context, db *sql.DB) error {
 		return db.PingContext(ctx)
 	}); err != nil {
 		return nil, err
@@ -237,5 +237,5 @@ func quote(table string) (string, error) {
 
 // inTx runs f in a READ COMMITTED transaction, retrying deadlocks.
 func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
-	return sqlcommon.InTx(ctx, s.db, retryable, f)
+	return sqltx.InTx(ctx, s.db, retryable, f)
 }

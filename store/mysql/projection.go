@@ -7,7 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/projsql"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 var _ store.ProjectionStore = (*Store)(nil)
@@ -27,7 +27,7 @@ func (s *Store) projectionDialect() projsql.Dialect {
 		Quote:   func(n string) string { return "`" + n + "`" },
 		Now:     "UTC_TIMESTAMP(6)",
 		NowPlus: "(UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)",
-		DurArg:  func(d time.Duration) any { return sqlcommon.Micros(d) },
+		DurArg:  func(d time.Duration) any { return sqlbuild.Micros(d) },
 		DiffMS: func(a, b string) string {
 			return "(TIMESTAMPDIFF(MICROSECOND, " + b + ", " + a + ") DIV 1000)"
 		},

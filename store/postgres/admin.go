@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 // TryLock takes the named lock for interval if nobody holds it: one
@@ -14,7 +15,7 @@ import (
 func (s *Store) TryLock(ctx context.Context, name string, interval time.Duration) (bool, error) {
 	n, err := s.exec(ctx, `INSERT INTO herald_locks (name, locked_until) VALUES ($1, now() + $2 * interval '1 microsecond')
 ON CONFLICT (name) DO UPDATE SET locked_until = EXCLUDED.locked_until WHERE herald_locks.locked_until <= now()`,
-		name, sqlcommon.Micros(interval))
+		name, sqlbuild.Micros(interval))
 	if err != nil {
 		return false, fmt.Errorf("postgres store: trylock %s: %w", name, err)
 	}
@@ -37,7 +38,7 @@ func (s *Store) Cleanup(ctx context.Context, p store.CleanupParams) (int64, erro
 	if limit <= 0 {
 		limit = DefaultCleanupLimit
 	}
-	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "")
+	scope, scopeArgs := sqlbuild.ScopeWhere(p.Scope, "")
 	rounds := []struct {
 		age   time.Duration
 		cond  string
@@ -54,8 +55,8 @@ func (s *Store) Cleanup(ctx context.Context, p store.CleanupParams) (int64, erro
 		}
 		q := "DELETE FROM " + table + " WHERE id IN (SELECT id FROM " + table + " WHERE " + r.cond +
 			" < now() - ? * interval '1 microsecond'" + scope + " ORDER BY " + r.order + " LIMIT ?)"
-		args := append(append([]any{sqlcommon.Micros(r.age)}, scopeArgs...), limit)
-		n, err := s.exec(ctx, sqlcommon.Rebind(q), args...)
+		args := append(append([]any{sqlbuild.Micros(r.age)}, scopeArgs...), limit)
+		n, err := s.exec(ctx, sqlbuild.Rebind(q), args...)
 		if err != nil {
 			return total, fmt.Errorf("postgres store: cleanup %s: %w", p.Table, err)
 		}
@@ -85,12 +86,12 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 	if err != nil {
 		return st, err
 	}
-	scope, args := sqlcommon.ScopeWhere(sc, "")
-	rows, err := s.db.QueryContext(ctx, sqlcommon.Rebind(`SELECT status, attempts > 0, COUNT(*),
+	scope, args := sqlbuild.ScopeWhere(sc, "")
+	rows, err := s.db.QueryContext(ctx, sqlbuild.Rebind(`SELECT status, attempts > 0, COUNT(*),
   COALESCE((EXTRACT(EPOCH FROM now() - MIN(available_at)) * 1000000)::bigint, 0) FROM `+table+` WHERE true`+scope+
 		" GROUP BY 1, 2"), args...)
 	if err == nil {
-		st, err = sqlcommon.ScanStats(rows)
+		st, err = sqlscan.ScanStats(rows)
 	}
 	if err != nil {
 		return st, fmt.Errorf("postgres store: stats %s: %w", sc.Table, err)
@@ -105,12 +106,12 @@ func (s *Store) Unselected(ctx context.Context, within store.Scope, lanes []stor
 	if err != nil {
 		return 0, err
 	}
-	cond, args, err := sqlcommon.UnselectedWhere(within, lanes, "")
+	cond, args, err := sqlbuild.UnselectedWhere(within, lanes, "")
 	if err != nil {
 		return 0, fmt.Errorf("postgres store: %w", err)
 	}
 	var n int64
-	err = s.db.QueryRowContext(ctx, sqlcommon.Rebind(`SELECT COUNT(*) FROM `+table+
+	err = s.db.QueryRowContext(ctx, sqlbuild.Rebind(`SELECT COUNT(*) FROM `+table+
 		` WHERE status IN ('pending', 'in_flight')`+cond), args...).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("postgres store: unselected %s: %w", within.Table, err)
@@ -132,8 +133,8 @@ func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, e
 	return s.reader().Get(ctx, table, eventID)
 }
 
-func (s *Store) reader() sqlcommon.Reader {
-	return sqlcommon.Reader{Name: "postgres store", DB: s.db, Now: "now()", Bind: sqlcommon.Rebind, Quote: quote}
+func (s *Store) reader() sqlscan.Reader {
+	return sqlscan.Reader{Name: "postgres store", DB: s.db, Now: "now()", Bind: sqlbuild.Rebind, Quote: quote}
 }
 
 // Replay moves dead rows back to pending, claimable at once, with attempts
@@ -155,13 +156,13 @@ func (s *Store) onDead(ctx context.Context, op string, sc store.Scope, eventIDs 
 	if err != nil {
 		return 0, err
 	}
-	scope, args := sqlcommon.ScopeWhere(sc, "")
-	q := sqlcommon.ReplaceTable(head, table) + " WHERE status = 'dead'" + scope
+	scope, args := sqlbuild.ScopeWhere(sc, "")
+	q := sqlbuild.ReplaceTable(head, table) + " WHERE status = 'dead'" + scope
 	if len(eventIDs) > 0 {
 		q += " AND event_id = ANY(?)"
 		args = append(args, eventIDs)
 	}
-	n, err := s.exec(ctx, sqlcommon.Rebind(q), args...)
+	n, err := s.exec(ctx, sqlbuild.Rebind(q), args...)
 	if err != nil {
 		return n, fmt.Errorf("postgres store: %s %s: %w", op, sc.Table, err)
 	}

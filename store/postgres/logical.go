@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 // Log lanes on PostgreSQL read the outbox table's INSERTs (and Herald's
@@ -119,7 +119,7 @@ func (s *Store) takeLease(ctx context.Context, p store.LogParams) (uint64, error
 	var pos int64
 	err := s.db.QueryRowContext(ctx, `UPDATE herald_log_lanes SET owner = $2, lease_until = now() + $3 * interval '1 microsecond'
 WHERE lane = $1 AND (owner = $2 OR owner = '' OR lease_until < now()) RETURNING position`,
-		p.Lane, p.Owner, sqlcommon.Micros(p.Lease)).Scan(&pos)
+		p.Lane, p.Owner, sqlbuild.Micros(p.Lease)).Scan(&pos)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, store.ErrLogLeaseHeld
 	}
@@ -151,9 +151,9 @@ func (s *Store) ensurePublication(ctx context.Context, pub, table string) error 
 // cannot stream. Rows committed after it are streamed too (published twice,
 // deduped by event id); none is left out.
 func (s *Store) handOverBacklog(ctx context.Context, p store.LogParams, table string) (int64, error) {
-	scope, args := sqlcommon.ScopeWhere(p.Scope, "")
+	scope, args := sqlbuild.ScopeWhere(p.Scope, "")
 	q := "UPDATE " + table + " SET lease_owner = ? WHERE status = 'pending' AND lease_owner = ''" + scope
-	return s.exec(ctx, sqlcommon.Rebind(q), append([]any{LogOwner(p.Lane)}, args...)...)
+	return s.exec(ctx, sqlbuild.Rebind(q), append([]any{LogOwner(p.Lane)}, args...)...)
 }
 
 // LogOwner is the lease_owner a log lane writes on the rows it hands over
@@ -173,7 +173,7 @@ type execer interface {
 func renewLeaseIn(ctx context.Context, db execer, p store.LogParams, pos uint64) error {
 	res, err := db.ExecContext(ctx, `UPDATE herald_log_lanes SET position = GREATEST(position, $3), updated_at = now(),
   lease_until = now() + $4 * interval '1 microsecond' WHERE lane = $1 AND owner = $2 AND lease_until >= now()`,
-		p.Lane, p.Owner, int64(pos), sqlcommon.Micros(p.Lease))
+		p.Lane, p.Owner, int64(pos), sqlbuild.Micros(p.Lease))
 	if err != nil {
 		return fmt.Errorf("postgres store: log lane %s: position: %w", p.Lane, err)
 	}

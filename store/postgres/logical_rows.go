@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 // HandOver writes failed (or parked) log events to their rows for the
@@ -53,7 +53,7 @@ func handOverOne(ctx context.Context, tx *sql.Tx, table, owner string, f store.L
 	if f.Dead {
 		status = "dead"
 	}
-	msg := sqlcommon.TrimError(f.Error)
+	msg := sqlbuild.TrimError(f.Error)
 	if f.Record.ID == 0 {
 		return insertHandedOver(ctx, tx, table, owner, status, f, msg)
 	}
@@ -64,7 +64,7 @@ func handOverOne(ctx context.Context, tx *sql.Tx, table, owner string, f store.L
   attempts = attempts + CASE WHEN $5 THEN 1 ELSE 0 END,
   last_error = CASE WHEN $4 = '' THEN last_error ELSE $4 END,
   available_at = CASE WHEN $2 = 'dead' THEN now() WHEN $5 THEN now() + $6 * interval '1 microsecond' ELSE available_at END
-WHERE id = $1 AND status = 'pending'`, f.Record.ID, status, owner, msg, f.Attempted, sqlcommon.Micros(f.RetryIn))
+WHERE id = $1 AND status = 'pending'`, f.Record.ID, status, owner, msg, f.Attempted, sqlbuild.Micros(f.RetryIn))
 	return err
 }
 
@@ -83,7 +83,7 @@ func insertHandedOver(ctx context.Context, tx *sql.Tx, table, owner, status stri
   status, attempts, last_error, lease_owner, available_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now() + $12 * interval '1 microsecond') ON CONFLICT (event_id) DO NOTHING`,
 		ev.ID, ev.Tenant, ev.Topic, ev.Type, ev.PartitionKey, string(headers), ev.Payload, status, attempts, msg, owner,
-		sqlcommon.Micros(f.RetryIn))
+		sqlbuild.Micros(f.RetryIn))
 	return err
 }
 
@@ -229,8 +229,8 @@ func (s *Store) HandedOverKeys(ctx context.Context, lane string, sc store.Scope,
 	if parkOnDead {
 		statuses = append(statuses, "dead")
 	}
-	scope, args := sqlcommon.ScopeWhere(sc, "")
-	rows, err := s.db.QueryContext(ctx, sqlcommon.Rebind("SELECT DISTINCT tenant, partition_key FROM "+table+
+	scope, args := sqlbuild.ScopeWhere(sc, "")
+	rows, err := s.db.QueryContext(ctx, sqlbuild.Rebind("SELECT DISTINCT tenant, partition_key FROM "+table+
 		" WHERE partition_key <> '' AND lease_owner <> '' AND status = ANY(?)"+scope), append([]any{statuses}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: handed-over keys of %s: %w", sc.Table, err)

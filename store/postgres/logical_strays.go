@@ -8,7 +8,9 @@ import (
 	"github.com/jackc/pglogrepl"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/loglane"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 // Strays hands over the rows of sc that the log passed without settling
@@ -22,7 +24,7 @@ func (s *Store) Strays(ctx context.Context, lane string, sc store.Scope, probe s
 	if err != nil {
 		return probe, nil, err
 	}
-	return sqlcommon.Strays(ctx, "postgres store", lane, sqlcommon.StraySteps{
+	return loglane.Strays(ctx, "postgres store", lane, loglane.StraySteps{
 		Reached:  func(ctx context.Context, end uint64) (bool, error) { return s.positionReached(ctx, lane, end) },
 		HandOver: func(ctx context.Context, ids []int64) ([]int64, error) { return s.handOverStrays(ctx, q, lane, ids) },
 		Sample: func(ctx context.Context, limit int) (store.StrayProbe, error) {
@@ -50,24 +52,24 @@ func (s *Store) handOverStrays(ctx context.Context, q, lane string, ids []int64)
 	rows, err := s.db.QueryContext(ctx, `UPDATE `+q+` t SET lease_owner = $3, last_error = $4
 WHERE t.id = ANY($1) AND (t.status || '') = 'pending' AND t.lease_owner = ''
   AND NOT EXISTS (SELECT 1 FROM herald_log_marks m WHERE m.lane = $2 AND t.id = ANY(m.ids))
-RETURNING t.id`, ids, lane, LogOwner(lane), sqlcommon.StrayError)
+RETURNING t.id`, ids, lane, LogOwner(lane), loglane.StrayError)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	return sqlcommon.ReadIDs(rows)
+	return sqlscan.ReadIDs(rows)
 }
 
 // sampleStrays reads up to limit pending rows of sc without an owner,
 // oldest first, then the WAL insert position.
 func (s *Store) sampleStrays(ctx context.Context, q string, sc store.Scope, limit int) (store.StrayProbe, error) {
-	scope, args := sqlcommon.ScopeWhere(sc, "")
-	rows, err := s.db.QueryContext(ctx, sqlcommon.Rebind("SELECT id FROM "+q+" WHERE status = 'pending' AND lease_owner = ''"+
+	scope, args := sqlbuild.ScopeWhere(sc, "")
+	rows, err := s.db.QueryContext(ctx, sqlbuild.Rebind("SELECT id FROM "+q+" WHERE status = 'pending' AND lease_owner = ''"+
 		scope+" ORDER BY id LIMIT ?"), append(args, limit)...)
 	if err != nil {
 		return store.StrayProbe{}, err
 	}
-	ids, err := sqlcommon.ReadIDs(rows)
+	ids, err := sqlscan.ReadIDs(rows)
 	rows.Close()
 	if err != nil || len(ids) == 0 {
 		return store.StrayProbe{}, err

@@ -16,7 +16,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/loglane"
 )
 
 // statusEvery is how often the stream tells the server where it is, well
@@ -366,7 +366,7 @@ func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery
 		return err
 	}
 	st.forgetUpTo(pglogrepl.LSN(end))
-	sqlcommon.RaisePosition(&st.recorded, end)
+	loglane.RaisePosition(&st.recorded, end)
 	return nil
 }
 

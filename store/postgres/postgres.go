@@ -26,7 +26,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/projsql"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqltx"
 )
 
 // Options tunes the pool that Open creates.
@@ -44,7 +44,7 @@ type Store struct {
 	owned bool
 	// bound is what claim and mark transactions may sit idle or wait for a
 	// lock (boundSettings), from the shortest lease claimed with.
-	bound sqlcommon.SmallestBound
+	bound sqltx.SmallestBound
 	// tcpBound says the server runs on Linux, where the bound also covers
 	// results the client stopped reading (see tcpBound); Open finds out.
 	tcpBound bool
@@ -71,7 +71,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	// JIT only slows down Herald's short statements (see planSettings).
 	cfg.RuntimeParams["jit"] = "off"
 	db := stdlib.OpenDB(*cfg)
-	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, CheckVersion); err != nil {
+	if err := sqltx.SetUpPool(ctx, db, opts.MaxOpenConns, CheckVersion); err != nil {
 		return nil, startingUp(err)
 	}
 	var version string
@@ -144,7 +144,7 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "55P03")
 }
 
-func retryLoop(ctx context.Context, f func() error) error { return sqlcommon.Retry(ctx, retryable, f) }
+func retryLoop(ctx context.Context, f func() error) error { return sqltx.Retry(ctx, retryable, f) }
 
 // quote returns table as a PostgreSQL identifier after validating it.
 func quote(table string) (string, error) {
@@ -156,7 +156,7 @@ func quote(table string) (string, error) {
 
 // inTx runs f in a READ COMMITTED transaction, retrying conflicts.
 func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
-	return sqlcommon.InTx(ctx, s.db, retryable, f)
+	return sqltx.InTx(ctx, s.db, retryable, f)
 }
 
 // startingUp marks a server that refuses connections while it starts,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/projsql"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 var _ store.ProjectionStore = (*Store)(nil)
@@ -34,7 +34,7 @@ func (s *Store) projectionDialect() projsql.Dialect {
 		// Retention's cutoff: statement_timestamp() is fixed for the
 		// statement, so the BRIN index on updated_at can bound the scan.
 		CutoffPlus: "(statement_timestamp() + ? * interval '1 microsecond')",
-		DurArg:     func(d time.Duration) any { return sqlcommon.Micros(d) },
+		DurArg:     func(d time.Duration) any { return sqlbuild.Micros(d) },
 		DiffMS: func(a, b string) string {
 			return "CAST(EXTRACT(EPOCH FROM (" + a + " - " + b + ")) * 1000 AS BIGINT)"
 		},

@@ -4,17 +4,17 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlmigrate"
 )
 
 // SchemaVersion implements store.SchemaChecker: the table's version in
 // herald_migrations (0 when that table does not exist yet) and the latest.
 func (s *Store) SchemaVersion(ctx context.Context, table string) (current, latest int, err error) {
-	ms, err := sqlcommon.LoadMigrations(migrationFiles, "outbox")
+	ms, err := sqlmigrate.LoadMigrations(migrationFiles, "outbox")
 	if err != nil {
 		return 0, 0, fmt.Errorf("postgres store: %w", err)
 	}
-	current, err = sqlcommon.SchemaVersion(ctx, s.db, "postgres store",
+	current, err = sqlmigrate.SchemaVersion(ctx, s.db, "postgres store",
 		"SELECT CASE WHEN to_regclass('herald_migrations') IS NULL THEN 0 ELSE 1 END",
 		"SELECT COALESCE(MAX(version), 0) FROM herald_migrations WHERE table_name = $1", table)
 	return current, ms[len(ms)-1].Version, err

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 // Compile-time proof that Store is a store.Store.
@@ -120,7 +121,7 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 		if err := rows.Scan(&status, &retried, &n, &age); err != nil {
 			return st, wrap("stats", sc.Table, err)
 		}
-		sqlcommon.AddStat(&st, store.Status(status), retried, n, time.Duration(age)*time.Millisecond)
+		sqlscan.AddStat(&st, store.Status(status), retried, n, time.Duration(age)*time.Millisecond)
 	}
 	return st, wrap("stats", sc.Table, rows.Err())
 }
@@ -132,7 +133,7 @@ func (s *Store) Unselected(ctx context.Context, within store.Scope, lanes []stor
 	if err != nil {
 		return 0, err
 	}
-	cond, args, err := sqlcommon.UnselectedWhere(within, lanes, "o")
+	cond, args, err := sqlbuild.UnselectedWhere(within, lanes, "o")
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 func encodeHeaders(h map[string]string) (string, error) {
@@ -160,7 +160,7 @@ func (d *Dialect) replay(ctx context.Context, table, projection string, eventIDs
 	args := []any{projection}
 	if len(eventIDs) > 0 {
 		q += " AND event_id IN (" + marks(len(eventIDs)) + ")"
-		args = append(args, sqlcommon.StringArgs(eventIDs)...)
+		args = append(args, sqlbuild.StringArgs(eventIDs)...)
 	}
 	r, err := d.DB.ExecContext(ctx, d.q(q), args...)
 	if err != nil {
@@ -264,7 +264,7 @@ func (pr Projections) ScanOutbox(ctx context.Context, p store.OutboxScanParams) 
 	if p.Limit <= 0 {
 		p.Limit = 100
 	}
-	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "o")
+	scope, scopeArgs := sqlbuild.ScopeWhere(p.Scope, "o")
 	args := append([]any{p.AfterID}, scopeArgs...)
 	args = append(args, p.Projection, p.Limit)
 	rows, err := d.DB.QueryContext(ctx, d.q("SELECT o.id, o.event_id, o.tenant, o.topic, o.event_type, o.partition_key, "+

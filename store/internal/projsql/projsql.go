@@ -16,7 +16,8 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqltx"
 )
 
 // Dialect is what a store tells the shared code about its database.
@@ -83,7 +84,7 @@ func (d *Dialect) write(ctx context.Context, fn func() error) error {
 
 func (d *Dialect) q(query string) string {
 	if d.Dollar {
-		return sqlcommon.Rebind(query)
+		return sqlbuild.Rebind(query)
 	}
 	return query
 }
@@ -114,7 +115,7 @@ func (pr Projections) Apply(ctx context.Context, p store.ApplyParams, fn func(tx
 		return store.ApplyResult{}, fmt.Errorf("%s: apply: lease %v must be positive", d.Name, p.Lease)
 	}
 	var res store.ApplyResult
-	err = sqlcommon.Retry(ctx, d.Retryable, func() error {
+	err = sqltx.Retry(ctx, d.Retryable, func() error {
 		res, err = d.applyOnce(ctx, t, p, fn)
 		return err
 	})
@@ -177,7 +178,7 @@ func (pr Projections) ApplyBatch(ctx context.Context, ps []store.ApplyParams, fn
 			failed int
 			herr   error
 		)
-		err := sqlcommon.Retry(ctx, d.Retryable, func() (err error) {
+		err := sqltx.Retry(ctx, d.Retryable, func() (err error) {
 			failed, herr, err = d.applyPrefix(ctx, tables[:n], ps[:n], fn, res)
 			return err
 		})
@@ -309,7 +310,7 @@ func (pr Projections) Fail(ctx context.Context, f store.ProjectionFailure) (stor
 		state    store.ProjectionState
 		attempts int
 	)
-	err = sqlcommon.Retry(ctx, d.Retryable, func() error {
+	err = sqltx.Retry(ctx, d.Retryable, func() error {
 		state, attempts, err = d.failOnce(ctx, t, f)
 		return err
 	})
@@ -357,7 +358,7 @@ func (d *Dialect) failOnce(ctx context.Context, t string, f store.ProjectionFail
 	_, err = tx.ExecContext(ctx, d.q("UPDATE "+t+" SET state = ?, attempts = ?, last_error = ?, lease_until = NULL, "+
 		"next_attempt_at = "+d.NowPlus+", updated_at = "+d.Now+
 		", event_type = ?, topic = ?, partition_key = ?, headers = ?, payload = ?"+keyWhere),
-		append([]any{string(next), attempts, sqlcommon.TrimError(f.Error), d.DurArg(max(f.RetryIn, 0)),
+		append([]any{string(next), attempts, sqlbuild.TrimError(f.Error), d.DurArg(max(f.RetryIn, 0)),
 			f.Event.Type, f.Event.Topic, f.Event.PartitionKey, headers, payload}, keyArgs(f.ProjectionKey)...)...)
 	if err != nil {
 		return "", 0, err
@@ -367,7 +368,7 @@ func (d *Dialect) failOnce(ctx context.Context, t string, f store.ProjectionFail
 
 // inTx runs fn in a transaction from Begin, retrying lost deadlocks.
 func (d *Dialect) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return sqlcommon.Retry(ctx, d.Retryable, func() error {
+	return sqltx.Retry(ctx, d.Retryable, func() error {
 		tx, release, err := d.Begin(ctx)
 		if err != nil {
 			return err

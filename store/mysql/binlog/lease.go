@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 // position is a place in the binary log: a file and an offset in it.
@@ -57,7 +57,7 @@ func (s *Store) takeLease(ctx context.Context, p store.LogParams) (position, err
 	res, err := s.DB().ExecContext(ctx, `UPDATE herald_log_lanes SET owner = ?,
   lease_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 WHERE lane = ? AND (owner = ? OR owner = '' OR lease_until < UTC_TIMESTAMP(6))`,
-		p.Owner, sqlcommon.Micros(p.Lease), p.Lane, p.Owner)
+		p.Owner, sqlbuild.Micros(p.Lease), p.Lane, p.Owner)
 	if err != nil {
 		return pos, fmt.Errorf("mysql store: log lane %s: lease: %w", p.Lane, err)
 	}
@@ -83,7 +83,7 @@ func renewLeaseIn(ctx context.Context, db execer, p store.LogParams, pos positio
   position = GREATEST(position, ?), updated_at = UTC_TIMESTAMP(6),
   lease_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 WHERE lane = ? AND owner = ? AND lease_until >= UTC_TIMESTAMP(6)`,
-		enc, pos.file, enc, sqlcommon.Micros(p.Lease), p.Lane, p.Owner)
+		enc, pos.file, enc, sqlbuild.Micros(p.Lease), p.Lane, p.Owner)
 	if err != nil {
 		return fmt.Errorf("mysql store: log lane %s: position: %w", p.Lane, err)
 	}
@@ -106,7 +106,7 @@ func (s *Store) releaseLease(ctx context.Context, p store.LogParams) {
 // stream cannot read. Rows committed after it are streamed too (published
 // twice, deduped by event id); none is left out.
 func (s *Store) handOverBacklog(ctx context.Context, p store.LogParams, table string) error {
-	scope, args := sqlcommon.ScopeWhere(p.Scope, "")
+	scope, args := sqlbuild.ScopeWhere(p.Scope, "")
 	_, err := s.DB().ExecContext(ctx, "UPDATE "+table+" SET lease_owner = ? WHERE status = 'pending' AND lease_owner = ''"+scope,
 		append([]any{LogOwner(p.Lane)}, args...)...)
 	return err

@@ -10,7 +10,8 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqltx"
 	"github.com/heraldhq/herald/store/mysql"
 )
 
@@ -22,7 +23,7 @@ func retryable(err error) bool {
 
 // inTx runs f in a READ COMMITTED transaction, retrying deadlocks.
 func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
-	return sqlcommon.InTx(ctx, s.DB(), retryable, f)
+	return sqltx.InTx(ctx, s.DB(), retryable, f)
 }
 
 // HandOver writes failed (or parked) log events to their rows for the
@@ -57,12 +58,12 @@ func handOverOne(ctx context.Context, tx *sql.Tx, table, owner string, f store.L
 	if f.Dead {
 		status = "dead"
 	}
-	msg := sqlcommon.TrimError(f.Error)
+	msg := sqlbuild.TrimError(f.Error)
 	_, err := tx.ExecContext(ctx, "UPDATE "+table+` SET status = ?, lease_owner = ?,
   attempts = attempts + IF(?, 1, 0),
   last_error = IF(? = '', last_error, ?),
   available_at = CASE WHEN ? = 'dead' THEN UTC_TIMESTAMP(6) WHEN ? THEN UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND ELSE available_at END
-WHERE id = ? AND status = 'pending'`, status, owner, f.Attempted, msg, msg, status, f.Attempted, sqlcommon.Micros(f.RetryIn), f.Record.ID)
+WHERE id = ? AND status = 'pending'`, status, owner, f.Attempted, msg, msg, status, f.Attempted, sqlbuild.Micros(f.RetryIn), f.Record.ID)
 	return err
 }
 
@@ -115,7 +116,7 @@ func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, d
 		if err := countMissed(ctx, tx, q, marks, deleteRows, &res); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "DELETE FROM herald_log_marks WHERE id IN ("+sqlcommon.Marks(len(ids))+")", sqlcommon.Int64Args(ids)...)
+		_, err = tx.ExecContext(ctx, "DELETE FROM herald_log_marks WHERE id IN ("+sqlbuild.Marks(len(ids))+")", sqlbuild.Int64Args(ids)...)
 		return err
 	})
 	if err != nil {
@@ -159,8 +160,8 @@ func countMissed(ctx context.Context, tx *sql.Tx, q string, marks []mark, delete
 		return nil
 	}
 	var present int
-	err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+q+" WHERE id IN ("+sqlcommon.Marks(len(ids))+")",
-		sqlcommon.Int64Args(ids)...).Scan(&present)
+	err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+q+" WHERE id IN ("+sqlbuild.Marks(len(ids))+")",
+		sqlbuild.Int64Args(ids)...).Scan(&present)
 	if err != nil {
 		return err
 	}
@@ -226,7 +227,7 @@ func (s *Store) HandedOverKeys(ctx context.Context, lane string, sc store.Scope,
 	if parkOnDead {
 		statuses += ", 'dead'"
 	}
-	scope, args := sqlcommon.ScopeWhere(sc, "")
+	scope, args := sqlbuild.ScopeWhere(sc, "")
 	rows, err := s.DB().QueryContext(ctx, "SELECT DISTINCT tenant, partition_key FROM "+table+
 		" WHERE partition_key <> '' AND lease_owner <> '' AND status IN ("+statuses+")"+scope, args...)
 	if err != nil {

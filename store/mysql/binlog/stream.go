@@ -13,7 +13,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/loglane"
 )
 
 // logStream is one lane's binlog dump.
@@ -276,7 +276,7 @@ func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery
 	if err != nil {
 		return err
 	}
-	sqlcommon.RaisePosition(&st.recorded, end)
+	loglane.RaisePosition(&st.recorded, end)
 	return nil
 }
 
