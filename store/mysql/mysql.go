@@ -25,6 +25,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/projsql"
+	"github.com/heraldhq/herald/store/internal/sqlmaint"
 	"github.com/heraldhq/herald/store/internal/sqltx"
 )
 
@@ -40,6 +41,8 @@ type Options struct {
 type Store struct {
 	// Projections is the projection bookkeeping (store.ProjectionStore).
 	projsql.Projections
+	// Maintenance is Cleanup and TryLock.
+	sqlmaint.Maintenance
 	db *sql.DB
 	// multi is the claims' pool, with multiStatements on (see batchTx);
 	// nil on a caller's pool (New), where claims use plain transactions.
@@ -130,6 +133,7 @@ func openMulti(ctx context.Context, cfg *mysql.Config, opts Options) (*sql.DB, e
 func New(db *sql.DB) *Store {
 	s := &Store{db: db}
 	s.Projections = projsql.New(s.projectionDialect())
+	s.Maintenance = sqlmaint.New(s.maintenanceDialect())
 	return s
 }
 

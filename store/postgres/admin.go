@@ -7,62 +7,46 @@ import (
 
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlmaint"
 	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
-// TryLock takes the named lock for interval if nobody holds it: one
-// conditional upsert that affects a row only for the winner.
-func (s *Store) TryLock(ctx context.Context, name string, interval time.Duration) (bool, error) {
-	n, err := s.exec(ctx, `INSERT INTO herald_locks (name, locked_until) VALUES ($1, now() + $2 * interval '1 microsecond')
-ON CONFLICT (name) DO UPDATE SET locked_until = EXCLUDED.locked_until WHERE herald_locks.locked_until <= now()`,
-		name, sqlbuild.Micros(interval))
-	if err != nil {
-		return false, fmt.Errorf("postgres store: trylock %s: %w", name, err)
-	}
-	return n == 1, nil
-}
-
 // DefaultCleanupLimit bounds a cleanup round per state when
 // CleanupParams.Limit is 0.
-const DefaultCleanupLimit = 1000
+const DefaultCleanupLimit = sqlmaint.DefaultCleanupLimit
 
-// Cleanup deletes, per state, at most p.Limit rows older than that state's
-// age, oldest first: delivered and dead rows by their last change (kept in
-// available_at, on the done index), pending rows by created_at.
-func (s *Store) Cleanup(ctx context.Context, p store.CleanupParams) (int64, error) {
-	table, err := quote(p.Table)
-	if err != nil {
-		return 0, err
+// maintenanceDialect is the upkeep SQL's view of PostgreSQL (Cleanup,
+// TryLock), made once by New; statements run through exec. TryLock is one
+// conditional upsert that affects a row only for the winner.
+func (s *Store) maintenanceDialect() sqlmaint.Dialect {
+	return sqlmaint.Dialect{
+		Name:   "postgres store",
+		Quote:  quote,
+		Scope:  func(sc store.Scope) (string, []any) { return sqlbuild.ScopeWhere(sc, "") },
+		Delete: cleanupSQL,
+		Age:    func(d time.Duration) any { return sqlbuild.Micros(d) },
+		Lock: func(name string, interval time.Duration) []sqlmaint.Statement {
+			return []sqlmaint.Statement{{SQL: `INSERT INTO herald_locks (name, locked_until) VALUES ($1, now() + $2 * interval '1 microsecond')
+ON CONFLICT (name) DO UPDATE SET locked_until = EXCLUDED.locked_until WHERE herald_locks.locked_until <= now()`,
+				Args: []any{name, sqlbuild.Micros(interval)}}}
+		},
+		Exec: s.exec,
 	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = DefaultCleanupLimit
+}
+
+// cleanupSQL is one cleanup round's statement: delivered and dead rows by
+// their last change (kept in available_at, on the done index), pending rows
+// by created_at.
+func cleanupSQL(_, table string, r sqlmaint.Round, scope string) string {
+	cond, order := "status IN ('delivered', 'dead') AND status = 'delivered' AND available_at", "available_at"
+	switch r {
+	case sqlmaint.Dead:
+		cond = "status IN ('delivered', 'dead') AND status = 'dead' AND available_at"
+	case sqlmaint.Pending:
+		cond, order = "status = 'pending' AND created_at", "id"
 	}
-	scope, scopeArgs := sqlbuild.ScopeWhere(p.Scope, "")
-	rounds := []struct {
-		age   time.Duration
-		cond  string
-		order string
-	}{
-		{p.Delivered, "status IN ('delivered', 'dead') AND status = 'delivered' AND available_at", "available_at"},
-		{p.Dead, "status IN ('delivered', 'dead') AND status = 'dead' AND available_at", "available_at"},
-		{p.Active, "status = 'pending' AND created_at", "id"},
-	}
-	var total int64
-	for _, r := range rounds {
-		if r.age <= 0 {
-			continue
-		}
-		q := "DELETE FROM " + table + " WHERE id IN (SELECT id FROM " + table + " WHERE " + r.cond +
-			" < now() - ? * interval '1 microsecond'" + scope + " ORDER BY " + r.order + " LIMIT ?)"
-		args := append(append([]any{sqlbuild.Micros(r.age)}, scopeArgs...), limit)
-		n, err := s.exec(ctx, sqlbuild.Rebind(q), args...)
-		if err != nil {
-			return total, fmt.Errorf("postgres store: cleanup %s: %w", p.Table, err)
-		}
-		total += n
-	}
-	return total, nil
+	return sqlbuild.Rebind("DELETE FROM " + table + " WHERE id IN (SELECT id FROM " + table + " WHERE " + cond +
+		" < now() - ? * interval '1 microsecond'" + scope + " ORDER BY " + order + " LIMIT ?)")
 }
 
 // exec runs one statement, retrying conflicts, and returns rows affected.

@@ -26,6 +26,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/projsql"
+	"github.com/heraldhq/herald/store/internal/sqlmaint"
 	"github.com/heraldhq/herald/store/internal/sqltx"
 )
 
@@ -40,6 +41,8 @@ type Options struct {
 type Store struct {
 	// Projections is the projection bookkeeping (store.ProjectionStore).
 	projsql.Projections
+	// Maintenance is Cleanup and TryLock.
+	sqlmaint.Maintenance
 	db    *sql.DB
 	owned bool
 	// bound is what claim and mark transactions may sit idle or wait for a
@@ -103,6 +106,7 @@ func dsnError(err error) error {
 func New(db *sql.DB) *Store {
 	s := &Store{db: db, pipelined: pipelines(db)}
 	s.Projections = projsql.New(s.projectionDialect())
+	s.Maintenance = sqlmaint.New(s.maintenanceDialect())
 	return s
 }
 

@@ -37,6 +37,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store/internal/projsql"
+	"github.com/heraldhq/herald/store/internal/sqlmaint"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -67,6 +68,8 @@ func (o Options) withDefaults() Options {
 type Store struct {
 	// Projections is the projection bookkeeping (store.ProjectionStore).
 	projsql.Projections
+	// Maintenance is Cleanup and TryLock.
+	sqlmaint.Maintenance
 	db     *sql.DB
 	owned  bool
 	writer chan struct{} // a one-slot semaphore: the store's writes, one at a time
@@ -114,6 +117,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 func New(db *sql.DB) *Store {
 	s := &Store{db: db, writer: make(chan struct{}, 1)}
 	s.Projections = projsql.New(s.projectionDialect())
+	s.Maintenance = sqlmaint.New(s.maintenanceDialect())
 	return s
 }
 
