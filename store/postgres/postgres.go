@@ -25,6 +25,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/loglane"
 	"github.com/heraldhq/herald/store/internal/projsql"
 	"github.com/heraldhq/herald/store/internal/sqlmaint"
 	"github.com/heraldhq/herald/store/internal/sqltx"
@@ -43,6 +44,8 @@ type Store struct {
 	projsql.Projections
 	// Maintenance is Cleanup and TryLock.
 	sqlmaint.Maintenance
+	// logs is the log lanes' bookkeeping shared with MariaDB's.
+	logs  loglane.Dialect
 	db    *sql.DB
 	owned bool
 	// bound is what claim and mark transactions may sit idle or wait for a
@@ -107,6 +110,7 @@ func New(db *sql.DB) *Store {
 	s := &Store{db: db, pipelined: pipelines(db)}
 	s.Projections = projsql.New(s.projectionDialect())
 	s.Maintenance = sqlmaint.New(s.maintenanceDialect())
+	s.logs = s.logDialect()
 	return s
 }
 

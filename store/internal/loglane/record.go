@@ -7,7 +7,6 @@ package loglane
 
 import (
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald"
@@ -44,16 +43,4 @@ func FinishRecord(rec *store.Record) {
 		rec.Event.Headers = nil
 	}
 	rec.Age = max(now.Sub(rec.Event.CreatedAt), 0)
-}
-
-// RaisePosition moves a log reader's recorded position up to end, never
-// back: Record runs beside the reader's own goroutine, and a batch recorded
-// late must not undo a later one.
-func RaisePosition(recorded *atomic.Uint64, end uint64) {
-	for {
-		old := recorded.Load()
-		if end <= old || recorded.CompareAndSwap(old, end) {
-			return
-		}
-	}
 }
