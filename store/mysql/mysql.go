@@ -39,10 +39,11 @@ type Options struct {
 
 // Store is a store.Store on MySQL or MariaDB. It is safe for concurrent use.
 type Store struct {
-	// Projections is the projection bookkeeping (store.ProjectionStore).
-	projsql.Projections
-	// Maintenance is Cleanup and TryLock.
-	sqlmaint.Maintenance
+	// projections is the projection bookkeeping (store.ProjectionStore
+	// but MigrateProjections), maintenance Cleanup and TryLock: their
+	// methods are the store's.
+	projections
+	maintenance
 	db *sql.DB
 	// multi is the claims' pool, with multiStatements on (see batchTx);
 	// nil on a caller's pool (New), where claims use plain transactions.
@@ -63,6 +64,13 @@ type Store struct {
 	cursors     map[string]claimCursor // by scope: where the next claim may start (cursor.go)
 	peeks       map[string]*sql.Stmt   // prepared peeks by query (one per lane scope)
 }
+
+// The shared parts a Store embeds, by unexported names so that they are
+// not fields of its API.
+type (
+	projections = projsql.Projections
+	maintenance = sqlmaint.Maintenance
+)
 
 var _ store.Store = (*Store)(nil)
 
@@ -132,8 +140,8 @@ func openMulti(ctx context.Context, cfg *mysql.Config, opts Options) (*sql.DB, e
 // is recommended for speed. The server version is checked by Migrate.
 func New(db *sql.DB) *Store {
 	s := &Store{db: db}
-	s.Projections = projsql.New(s.projectionDialect())
-	s.Maintenance = sqlmaint.New(s.maintenanceDialect())
+	s.projections = projsql.New(s.projectionDialect())
+	s.maintenance = sqlmaint.New(s.maintenanceDialect())
 	return s
 }
 

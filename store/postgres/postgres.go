@@ -40,10 +40,11 @@ type Options struct {
 // Store is a store.Store (and store.Waker) on PostgreSQL. It is safe for
 // concurrent use.
 type Store struct {
-	// Projections is the projection bookkeeping (store.ProjectionStore).
-	projsql.Projections
-	// Maintenance is Cleanup and TryLock.
-	sqlmaint.Maintenance
+	// projections is the projection bookkeeping (store.ProjectionStore
+	// but MigrateProjections), maintenance Cleanup and TryLock: their
+	// methods are the store's.
+	projections
+	maintenance
 	// logs is the log lanes' bookkeeping shared with MariaDB's.
 	logs  loglane.Dialect
 	db    *sql.DB
@@ -61,6 +62,13 @@ type Store struct {
 	// connections of log lanes (empty for New: no log lanes).
 	dsn string
 }
+
+// The shared parts a Store embeds, by unexported names so that they are
+// not fields of its API.
+type (
+	projections = projsql.Projections
+	maintenance = sqlmaint.Maintenance
+)
 
 var (
 	_ store.Store = (*Store)(nil)
@@ -108,8 +116,8 @@ func dsnError(err error) error {
 // server version.
 func New(db *sql.DB) *Store {
 	s := &Store{db: db, pipelined: pipelines(db)}
-	s.Projections = projsql.New(s.projectionDialect())
-	s.Maintenance = sqlmaint.New(s.maintenanceDialect())
+	s.projections = projsql.New(s.projectionDialect())
+	s.maintenance = sqlmaint.New(s.maintenanceDialect())
 	s.logs = s.logDialect()
 	return s
 }

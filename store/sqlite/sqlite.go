@@ -66,10 +66,11 @@ func (o Options) withDefaults() Options {
 
 // Store is a store.Store on SQLite. It is safe for concurrent use.
 type Store struct {
-	// Projections is the projection bookkeeping (store.ProjectionStore).
-	projsql.Projections
-	// Maintenance is Cleanup and TryLock.
-	sqlmaint.Maintenance
+	// projections is the projection bookkeeping (store.ProjectionStore
+	// but MigrateProjections), maintenance Cleanup and TryLock: their
+	// methods are the store's.
+	projections
+	maintenance
 	db     *sql.DB
 	owned  bool
 	writer chan struct{} // a one-slot semaphore: the store's writes, one at a time
@@ -80,6 +81,13 @@ type Store struct {
 	hotStmts    stmtCache
 	busyTimeout time.Duration
 }
+
+// The shared parts a Store embeds, by unexported names so that they are
+// not fields of its API.
+type (
+	projections = projsql.Projections
+	maintenance = sqlmaint.Maintenance
+)
 
 // Open opens (creating if needed) the SQLite database file named by dsn, a
 // path or a "file:" URI, with WAL, a busy timeout, BEGIN IMMEDIATE
@@ -116,8 +124,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 // Open does.
 func New(db *sql.DB) *Store {
 	s := &Store{db: db, writer: make(chan struct{}, 1)}
-	s.Projections = projsql.New(s.projectionDialect())
-	s.Maintenance = sqlmaint.New(s.maintenanceDialect())
+	s.projections = projsql.New(s.projectionDialect())
+	s.maintenance = sqlmaint.New(s.maintenanceDialect())
 	return s
 }
 
