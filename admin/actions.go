@@ -114,11 +114,7 @@ func (a api) replay(w http.ResponseWriter, r *http.Request, lane laneRef, b Repl
 		writeError(w, http.StatusBadRequest, "select events (event_ids, types, keys, tenant, since, until) or set all (not both)")
 		return
 	}
-	rep, err := Replayer(lane.st)
-	if err != nil {
-		writeError(w, http.StatusNotImplemented, err.Error())
-		return
-	}
+	rep := lane.st.Replays()
 	sample := b.Sample
 	if sample <= 0 || sample > maxDeadPage {
 		sample = 10
@@ -186,11 +182,7 @@ func (a api) retryNow(w http.ResponseWriter, r *http.Request, lane laneRef, b ID
 		writeError(w, http.StatusBadRequest, "name the pending event_ids to retry now")
 		return
 	}
-	rep, err := Replayer(lane.st)
-	if err != nil {
-		writeError(w, http.StatusNotImplemented, err.Error())
-		return
-	}
+	rep := lane.st.Replays()
 	n, err := rep.RetryNow(r.Context(), lane.Scope(), b.EventIDs)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
@@ -202,12 +194,7 @@ func (a api) retryNow(w http.ResponseWriter, r *http.Request, lane laneRef, b ID
 // setPaused answers POST /api/lanes/{lane}/pause and /resume.
 func (a api) setPaused(paused bool) func(http.ResponseWriter, *http.Request, laneRef, struct{}) {
 	return func(w http.ResponseWriter, r *http.Request, lane laneRef, _ struct{}) {
-		ls, ok := lane.st.(store.LaneStater)
-		if !ok {
-			writeError(w, http.StatusNotImplemented, "this store keeps no lane state")
-			return
-		}
-		if err := ls.SetLanePaused(r.Context(), lane.Name, paused); err != nil {
+		if err := lane.st.SetLanePaused(r.Context(), lane.Name, paused); err != nil {
 			writeError(w, http.StatusServiceUnavailable, err.Error())
 			return
 		}

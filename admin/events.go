@@ -72,12 +72,7 @@ func (a api) eventPage(w http.ResponseWriter, r *http.Request, lane laneRef, aft
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	rep, err := Replayer(lane.st)
-	if err != nil {
-		writeError(w, http.StatusNotImplemented, err.Error())
-		return
-	}
-	recs, err := rep.FindEvents(r.Context(), q, after, limit)
+	recs, err := lane.st.Replays().FindEvents(r.Context(), q, after, limit)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
@@ -111,11 +106,8 @@ func (a api) event(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
-	var history []store.Replay
-	if rep, err := Replayer(lane.st); err == nil {
-		// A database an older Herald migrated has no history yet.
-		history, _ = rep.ReplayHistory(r.Context(), lane.Table, id)
-	}
+	// A database an older Herald migrated has no history yet.
+	history, _ := lane.st.Replays().ReplayHistory(r.Context(), lane.Table, id)
 	d := NewEventDetail(rec, history)
 	if !a.tokenSent(r) {
 		d.Hide()

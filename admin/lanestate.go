@@ -35,14 +35,9 @@ func (s *LaneStatus) SetState(st store.LaneState) {
 	}
 }
 
-// AddLaneStates reads herald_lane_state from st (when it keeps lane state)
-// and sets each lane's state.
+// AddLaneStates reads herald_lane_state from st and sets each lane's state.
 func AddLaneStates(ctx context.Context, st store.Store, lanes []LaneStatus) error {
-	ls, ok := st.(store.LaneStater)
-	if !ok {
-		return nil
-	}
-	states, err := ls.LaneStates(ctx)
+	states, err := st.LaneStates(ctx)
 	if err != nil {
 		return err
 	}

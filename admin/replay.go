@@ -2,8 +2,6 @@ package admin
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"golang.org/x/time/rate"
 
@@ -25,18 +23,6 @@ type ReplayOptions struct {
 	By, Reason string
 	// Progress, when set, is told the running total after each batch.
 	Progress func(replayed int64)
-}
-
-// ErrNoReplay is returned by Replay for a store that cannot replay by query.
-var ErrNoReplay = errors.New("this store cannot replay by query")
-
-// Replayer returns st's replay by query, or ErrNoReplay.
-func Replayer(st store.Store) (store.QueryReplayer, error) {
-	r, ok := st.(store.Replaying)
-	if !ok {
-		return nil, fmt.Errorf("%T: %w", st, ErrNoReplay)
-	}
-	return r.Replays(), nil
 }
 
 // Replay replays every row q selects, in id order, in batches paced to

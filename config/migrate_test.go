@@ -37,7 +37,7 @@ lanes:
 	}
 	defer rt.Close()
 	for _, table := range []string{plain, shared} {
-		defer rt.Store.(store.Dropper).Drop(context.Background(), table) //nolint:errcheck // best effort
+		defer rt.Store.Drop(context.Background(), table) //nolint:errcheck // best effort
 	}
 	ui, ok := rt.Store.(store.UseIndexer)
 	if !ok {

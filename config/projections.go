@@ -59,14 +59,10 @@ type Projection struct {
 // migrate is on, and connects each source. Call it after StartBrokers
 // (NATS URLs); the sources are closed by Close.
 func (rt *Runtime) StartProjections(ctx context.Context, log *slog.Logger, migrate bool) ([]Projection, error) {
-	s, ok := rt.Store.(sqlproj.Store)
-	if !ok && len(rt.File.Projections) > 0 {
-		return nil, fmt.Errorf("%w: projections: the %s store keeps no projections", ErrInvalid, rt.File.Store.Driver)
-	}
 	var out []Projection
 	for i, p := range rt.File.Projections {
 		path := fmt.Sprintf("projections[%d]", rt.File.projectionIndex(i))
-		c, err := p.Prepare(ctx, s, path)
+		c, err := p.Prepare(ctx, rt.Store, path)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
@@ -79,7 +75,7 @@ func (rt *Runtime) StartProjections(ctx context.Context, log *slog.Logger, migra
 				return nil, fmt.Errorf("%s: migrate the ledger: %w", path, err)
 			}
 		}
-		src, err := rt.projectionSource(ctx, s, p, log)
+		src, err := rt.projectionSource(ctx, rt.Store, p, log)
 		if err != nil {
 			return nil, fmt.Errorf("%s.source: %w", path, err)
 		}

@@ -90,8 +90,8 @@ type Lane struct {
 	// FairTenants shares each claimed batch between the named tenants that
 	// have claimable rows, so that one tenant's backlog does not hold up
 	// the others' events behind it (see fair.go). Off by default: a claim
-	// then takes the lane's oldest rows, whoever's. Needs a store that
-	// lists tenants (store.TenantLister) and a lane without Tenant.
+	// then takes the lane's oldest rows, whoever's. Needs a lane without
+	// Tenant.
 	FairTenants bool `yaml:"fair_tenants"`
 	// IncludeTypes, when not empty, limits the lane to these event types.
 	IncludeTypes []string `yaml:"include_types"`
@@ -263,9 +263,6 @@ func (c Config) validate() error {
 	for _, l := range c.Lanes {
 		if err := l.validate(); err != nil {
 			return err
-		}
-		if _, ok := c.Store.(store.TenantLister); l.FairTenants && !ok {
-			return fmt.Errorf("relay: lane %q: fair_tenants needs a store that lists tenants (MySQL/MariaDB, PostgreSQL, SQLite); %T does not", l.Name, c.Store)
 		}
 		if _, ok := c.Store.(store.LogReader); l.Source == SourceLog && !ok {
 			return fmt.Errorf("relay: lane %q: source log needs a database whose log Herald reads (PostgreSQL; MySQL/MariaDB through store/mysql/binlog); this store has none", l.Name)

@@ -137,12 +137,12 @@ type expressState struct {
 // tenants it served within expressMemory. A new tenant is unknown to the
 // busy map, so the lane's other workers serve it meanwhile; a quiet one not
 // served lately is found by the next list, within expressListEvery.
-func (w *worker) claimExpress(ctx context.Context, p store.ClaimParams, lister store.TenantLister) ([]store.Record, error) {
+func (w *worker) claimExpress(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
 	x := &w.expr
 	now := time.Now()
 	tenants := x.recentTenants(now)
 	if len(tenants) == 0 || len(tenants) >= expressRecentMax || now.Sub(x.listed) >= min(w.lane.PollInterval, expressListEvery) {
-		listed, err := w.listQuiet(ctx, p, lister)
+		listed, err := w.listQuiet(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -173,11 +173,11 @@ func (w *worker) claimExpress(ctx context.Context, p store.ClaimParams, lister s
 // on PostgreSQL a list that walks into a draining tenant's index range
 // costs tens of milliseconds (see expressMemory), which a quiet tenant's
 // event committed meanwhile waits out.
-func (w *worker) listQuiet(ctx context.Context, p store.ClaimParams, lister store.TenantLister) ([]string, error) {
-	if sl, ok := lister.(store.TenantSkipLister); ok {
+func (w *worker) listQuiet(ctx context.Context, p store.ClaimParams) ([]string, error) {
+	if sl, ok := w.store.(store.TenantSkipLister); ok {
 		return sl.ClaimableTenantsExcept(ctx, p.Scope, p.Limit, w.busy.names())
 	}
-	return lister.ClaimableTenants(ctx, p.Scope, p.Limit)
+	return w.store.ClaimableTenants(ctx, p.Scope, p.Limit)
 }
 
 // recentTenants lists the quiet tenants served within expressMemory,

@@ -36,14 +36,13 @@ type fairShares map[string]int
 // claimRows claims one batch: the plain claim, or for a fair lane (not
 // when probing the broker with one row) the tenants' shares.
 func (w *worker) claimRows(ctx context.Context, p store.ClaimParams, probe bool) ([]store.Record, error) {
-	lister, ok := w.store.(store.TenantLister)
-	if !w.lane.FairTenants || probe || !ok {
+	if !w.lane.FairTenants || probe {
 		return w.store.Claim(ctx, p)
 	}
 	if w.express {
-		return w.claimExpress(ctx, p, lister)
+		return w.claimExpress(ctx, p)
 	}
-	tenants, err := w.fairTenants(ctx, p, lister)
+	tenants, err := w.fairTenants(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -94,9 +93,9 @@ const fairListEvery = 50 * time.Millisecond
 
 // fairTenants is the lane's named tenants with claimable rows, as listed
 // within fairListEvery.
-func (w *worker) fairTenants(ctx context.Context, p store.ClaimParams, lister store.TenantLister) ([]string, error) {
+func (w *worker) fairTenants(ctx context.Context, p store.ClaimParams) ([]string, error) {
 	if now := time.Now(); now.Sub(w.fairListed) >= fairListEvery {
-		tenants, err := lister.ClaimableTenants(ctx, p.Scope, p.Limit)
+		tenants, err := w.store.ClaimableTenants(ctx, p.Scope, p.Limit)
 		if err != nil {
 			return nil, err
 		}

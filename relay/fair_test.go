@@ -308,8 +308,8 @@ func (r *running) cycle(p int) time.Duration {
 	return cs[min(len(cs)-1, len(cs)*p/100)]
 }
 
-// Rule: a fair lane limited to one tenant, or on a store that cannot list
-// tenants, is a configuration error naming the lane.
+// Rule: a fair lane limited to one tenant is a configuration error naming
+// the lane.
 func TestFairTenantsConfigErrors(t *testing.T) {
 	e := newEnv(t)
 	fair := e.lane(func(l *Lane) { l.FairTenants, l.Tenant = true, "acme" })
@@ -317,16 +317,10 @@ func TestFairTenantsConfigErrors(t *testing.T) {
 		t.Errorf("fair lane with a tenant: %v, want an error naming the lane and fair_tenants", err)
 	}
 	fair.Tenant = ""
-	if _, err := New(Config{Store: plainStore{e.store}, Lanes: []Lane{fair}}); err == nil || !strings.Contains(err.Error(), "lists tenants") {
-		t.Errorf("fair lane on a store without ClaimableTenants: %v, want an error", err)
-	}
 	if _, err := New(Config{Store: e.store, Lanes: []Lane{fair}}); err != nil {
 		t.Errorf("fair lane on SQLite: %v", err)
 	}
 }
-
-// plainStore hides every optional ability of a store.
-type plainStore struct{ store.Store }
 
 // Rule: a fair lane's first batch shares itself between the tenants with
 // ready rows: a tenant that committed 3 events after another's 1,000 gets

@@ -17,7 +17,7 @@ const stateTimeout = 5 * time.Second
 // lanes' pauses every poll interval (so an operator's `herald lane pause`
 // is obeyed by every process within one) and writes each broker's state
 // on every change of its breaker (so `herald status`, another process,
-// can show it). Stores without store.LaneStater have neither.
+// can show it).
 type laneState struct {
 	st     store.LaneStater
 	node   string
@@ -32,9 +32,8 @@ type laneState struct {
 }
 
 func newLaneState(cfg Config) *laneState {
-	ls := &laneState{node: cfg.Node, log: cfg.Logger, every: time.Hour, paused: map[string]*atomic.Bool{},
+	ls := &laneState{st: cfg.Store, node: cfg.Node, log: cfg.Logger, every: time.Hour, paused: map[string]*atomic.Bool{},
 		pending: map[string]BrokerStatus{}, kick: make(chan struct{}, 1)}
-	ls.st, _ = cfg.Store.(store.LaneStater)
 	for _, l := range cfg.Lanes {
 		ls.paused[l.Name] = new(atomic.Bool)
 		ls.every = min(ls.every, l.PollInterval)
@@ -55,9 +54,6 @@ func (ls *laneState) report(b BrokerStatus) {
 
 // run syncs until ctx ends. The first read has happened (start).
 func (ls *laneState) run(ctx context.Context) {
-	if ls.st == nil {
-		return
-	}
 	t := time.NewTicker(ls.every)
 	defer t.Stop()
 	for {
@@ -74,9 +70,6 @@ func (ls *laneState) run(ctx context.Context) {
 
 // read loads the lanes' pauses, logging each change.
 func (ls *laneState) read(ctx context.Context) {
-	if ls.st == nil {
-		return
-	}
 	rctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
 	states, err := ls.st.LaneStates(rctx)

@@ -20,7 +20,7 @@ import (
 func TestPausedLaneClaimsNothing(t *testing.T) {
 	e := newEnv(t)
 	w := e.watch()
-	ls := e.store.(store.LaneStater)
+	ls := e.store
 	ctx := context.Background()
 	if err := ls.SetLanePaused(ctx, "test", true); err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestPausedLaneClaimsNothing(t *testing.T) {
 // broker is down, and delivered after one attempt once it is back.
 func TestBrokerStateIsStored(t *testing.T) {
 	e := newEnv(t)
-	ls := e.store.(store.LaneStater)
+	ls := e.store
 	e.pub.SetDown(herald.Unavailable(errors.New("connection refused")))
 	r := e.startObserved(Config{Lanes: []Lane{e.lane(func(l *Lane) { l.Broker = "mem" })},
 		ProbeInitial: 10 * time.Millisecond, ProbeMax: 20 * time.Millisecond})

@@ -99,7 +99,7 @@ func (r *Relay) checkIndexes(ctx context.Context) error {
 func (r *Relay) workers(lane Lane, wakeups *fanout, log *slog.Logger) []*worker {
 	var busy *busyTenants
 	n := lane.Concurrency
-	if _, ok := r.cfg.Store.(store.TenantLister); ok && lane.FairTenants && lane.Source != SourceLog {
+	if lane.FairTenants && lane.Source != SourceLog {
 		busy = newBusyTenants()
 		n++
 	}

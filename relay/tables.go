@@ -26,19 +26,15 @@ func (w *worker) claimFailed(ctx context.Context, err error) {
 
 // tableProblem returns why the lane's table cannot be read as this build
 // reads it, when that is why claimErr happened: the error says so itself,
-// or the store's TableChecker finds the table wanting. nil means the
-// database is the problem (or the store cannot tell).
+// or the store's CheckTable finds the table wanting. nil means the
+// database is the problem.
 func (w *worker) tableProblem(ctx context.Context, claimErr error) error {
 	if errors.Is(claimErr, store.ErrSchema) || errors.Is(claimErr, store.ErrMissingIndex) {
 		return claimErr
 	}
-	tc, ok := w.store.(store.TableChecker)
-	if !ok {
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(ctx, tableCheckTimeout)
 	defer cancel()
-	if err := tc.CheckTable(ctx, w.lane.Table); errors.Is(err, store.ErrSchema) {
+	if err := w.store.CheckTable(ctx, w.lane.Table); errors.Is(err, store.ErrSchema) {
 		return err
 	}
 	return nil

@@ -2,7 +2,7 @@ package store
 
 import "context"
 
-// TenantLister is an optional Store ability, needed by fair lanes (see
+// TenantLister is part of every Store, for fair lanes (see
 // relay.Lane.FairTenants): the named tenants that have claimable rows in a
 // scope, so that a claim can share its batch between them instead of
 // taking the oldest rows of the lane, which a tenant with a large backlog
@@ -15,12 +15,13 @@ type TenantLister interface {
 	ClaimableTenants(ctx context.Context, s Scope, limit int) ([]string, error)
 }
 
-// TenantSkipLister is an optional TenantLister ability: listing the
+// TenantSkipLister is an optional Store ability: listing the
 // tenants with claimable rows while stepping over named ones without
 // reading their index entries. A fair lane's express worker lists often
 // and has no use for the busy tenants; on a store whose index keeps dead
 // entries at the front of a busy tenant's range until vacuum (PostgreSQL),
-// stepping into that range is most of a list's time.
+// stepping into that range is most of a list's time. Without it the worker
+// lists every tenant (ClaimableTenants) and sets the busy ones aside itself.
 type TenantSkipLister interface {
 	// ClaimableTenantsExcept is ClaimableTenants without the tenants in
 	// skip: in name order, at most limit of the others.

@@ -34,9 +34,8 @@ type BrokerReport struct {
 	Node   string
 }
 
-// LaneStater is an optional Store ability, which every store of this
-// module has: lanes' shared state in herald_lane_state (created by
-// Migrate). Times are the database clock's.
+// LaneStater is part of every Store: lanes' shared state in
+// herald_lane_state (created by Migrate). Times are the database clock's.
 type LaneStater interface {
 	// LaneStates returns the state of every lane that has a row, by name.
 	LaneStates(ctx context.Context) (map[string]LaneState, error)

@@ -26,6 +26,7 @@ var ErrLogPositionLost = errors.New("the log lane's position no longer exists")
 
 // LogReader is an optional Store ability: lanes that read committed events
 // from the database's log instead of claiming rows (docs/loglanes.md).
+// Without it a lane with `source: log` is refused (relay.New).
 type LogReader interface {
 	// CheckLog returns nil when the database can serve log lanes, else an
 	// error wrapping ErrLogUnavailable that names the setting to change.

@@ -152,9 +152,9 @@ type OutboxScanParams struct {
 var ErrHandler = errors.New("projection handler failed")
 
 // ProjectionStore keeps the projection bookkeeping next to a read model:
-// the claim, the handler and the done mark in one transaction. It is
-// implemented by the sqlite, mysql and postgres stores and checked by
-// storetest.RunProjections. Implementations are safe for concurrent use.
+// the claim, the handler and the done mark in one transaction. It is part
+// of every Store and checked by storetest.RunProjections. Implementations
+// are safe for concurrent use.
 type ProjectionStore interface {
 	// MigrateProjections creates or upgrades the projection table.
 	MigrateProjections(ctx context.Context, table string) error

@@ -87,8 +87,8 @@ type Replay struct {
 	By, Reason string
 }
 
-// Replaying is an optional Store ability, which every store of this module
-// has: search and replay by query (see QueryReplayer).
+// Replaying is part of every Store: search and replay by query (see
+// QueryReplayer).
 type Replaying interface {
 	Replays() QueryReplayer
 }

@@ -179,6 +179,13 @@ type ListParams struct {
 // Store is what the relay and the CLI need from a database. Implementations
 // must be safe for concurrent use, take every time from the database clock,
 // and pass storetest.Run.
+//
+// Besides the outbox's rows, every store keeps Herald's other tables (lane
+// state, replay history, projections), lists the tenants of fair lanes,
+// reports and drops schemas: those abilities are part of Store, so that no
+// caller has to ask for them. What only some databases can do stays an
+// optional interface, found by type assertion, with the fallback documented
+// on it: Waker, Peeker, UseIndexer, TenantSkipLister and LogReader.
 type Store interface {
 	// Dialect is the database kind, for building a herald.Outbox.
 	Dialect() herald.Dialect
@@ -227,6 +234,16 @@ type Store interface {
 
 	// Close releases the store's resources (the pool, if the store opened it).
 	Close() error
+
+	// The abilities every store has, each an interface of its own for
+	// callers that need only it (a projector takes a ProjectionStore).
+	LaneStater
+	Replaying
+	TenantLister
+	SchemaChecker
+	TableChecker
+	Dropper
+	ProjectionStore
 }
 
 // Waker is an optional Store ability: a channel that receives when another
@@ -236,9 +253,10 @@ type Waker interface {
 	Wakeups(ctx context.Context, table string) (<-chan struct{}, error)
 }
 
-// Dropper is an optional Store ability: delete an outbox table and its
+// Dropper is part of every Store: delete an outbox table and its
 // migration records, for benchmarks and tests that want a fresh table
 // (a reused queue table keeps its dead index entries until vacuumed).
+// Dropping a table that does not exist does nothing.
 type Dropper interface {
 	Drop(ctx context.Context, table string) error
 }
@@ -247,11 +265,12 @@ type Dropper interface {
 // pending rows of a scope that are due. Relays on stores without wakeups
 // peek between claims while a lane is active, and claim only when a peek
 // finds rows: a peek is one indexed read, a claim a locking transaction.
+// On stores without it they claim at every poll.
 type Peeker interface {
 	Ready(ctx context.Context, s Scope) (bool, error)
 }
 
-// SchemaChecker is an optional Store ability: whether a table was
+// SchemaChecker is part of every Store: whether a table was
 // migrated, without changing anything, so commands that only read or write
 // rows can refuse a database that was never migrated with the command that
 // fixes it, instead of failing on a missing table or creating one.
@@ -261,7 +280,7 @@ type SchemaChecker interface {
 	SchemaVersion(ctx context.Context, table string) (current, latest int, err error)
 }
 
-// TableChecker is an optional Store ability: whether a table is as this
+// TableChecker is part of every Store: whether a table is as this
 // build reads it, without changing anything, so that a relay can tell a
 // table that needs `herald migrate` from a database that is down.
 type TableChecker interface {

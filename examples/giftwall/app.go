@@ -18,8 +18,7 @@ import (
 // Config configures an App.
 type Config struct {
 	// Store is the database of the application's tables, the outbox tables
-	// and the projection table; it must also be a store.ProjectionStore
-	// (every Herald store is). Required.
+	// and the projection table (every store keeps projections). Required.
 	Store store.Store
 	// Prefix is put before the application's own table names (tests use a
 	// random one). Defaults to none.
@@ -65,9 +64,6 @@ func (c Config) validate() error {
 	if c.Store == nil {
 		return errors.New("giftwall: Store is required")
 	}
-	if _, ok := c.Store.(store.ProjectionStore); !ok {
-		return fmt.Errorf("giftwall: the %s store keeps no projections", c.Store.Dialect())
-	}
 	if c.Prefix != "" {
 		if err := herald.ValidateIdentifier(c.Prefix); err != nil {
 			return fmt.Errorf("giftwall: Prefix: %w", err)
@@ -100,7 +96,7 @@ func New(cfg Config) (*App, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, db: cfg.Store.DB(), ps: cfg.Store.(store.ProjectionStore),
+	a := &App{cfg: cfg, db: cfg.Store.DB(), ps: cfg.Store,
 		sql: dialect{d: cfg.Store.Dialect(), prefix: cfg.Prefix}}
 	outbox := func(table string) (*herald.Outbox, error) {
 		return herald.NewOutbox(herald.OutboxConfig{Table: table, Dialect: a.sql.d})

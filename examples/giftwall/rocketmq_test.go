@@ -88,7 +88,7 @@ func runWalletOnRocketMQ(t *testing.T, a *giftwall.App, s store.Store, cfg rocke
 		t.Fatal(err)
 	}
 	eventually(t, 60*time.Second, "200 gifts delivered and projected", func() bool {
-		ps, err := s.(store.ProjectionStore).ProjectionStats(ctx, a.Config().ProjectionTable, giftwall.ProjectionName)
+		ps, err := s.ProjectionStats(ctx, a.Config().ProjectionTable, giftwall.ProjectionName)
 		return err == nil && len(ps) == 1 && ps[0].Done+ps[0].Dead == 200
 	})
 	rep, err := a.Verify(ctx)

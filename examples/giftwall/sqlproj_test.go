@@ -76,7 +76,7 @@ func TestYAMLGiftWallMatchesGoHandler(t *testing.T) {
 			if err := p.Validate("projections[0]"); err != nil {
 				t.Fatal(err)
 			}
-			compiled, err := p.Prepare(ctx, s.(sqlproj.Store), "projections[0]")
+			compiled, err := p.Prepare(ctx, s, "projections[0]")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func TestYAMLGiftWallMatchesGoHandler(t *testing.T) {
 			runFromOutbox(t, s, cfg, yamlProj)
 			for _, name := range []string{giftwall.ProjectionName, p.Name} {
 				eventually(t, 60*time.Second, name+" projected 150 gifts", func() bool {
-					ps, err := s.(store.ProjectionStore).ProjectionStats(ctx, cfg.ProjectionTable, name)
+					ps, err := s.ProjectionStats(ctx, cfg.ProjectionTable, name)
 					return err == nil && len(ps) == 1 && ps[0].Done == 150
 				})
 			}
@@ -117,7 +117,7 @@ func TestYAMLGiftWallMatchesGoHandler(t *testing.T) {
 // runFromOutbox runs p on the wallet outbox of cfg until the test ends.
 func runFromOutbox(t *testing.T, s store.Store, cfg giftwall.Config, p *projector.Projector) {
 	t.Helper()
-	src, err := projector.NewOutboxSource(projector.OutboxConfig{Store: s.(store.ProjectionStore),
+	src, err := projector.NewOutboxSource(projector.OutboxConfig{Store: s,
 		Scope:      store.Scope{Table: cfg.WalletTable, IncludeTypes: []string{giftwall.WalletGiftDebited}},
 		Projection: p.Name(), ProjectionTable: cfg.ProjectionTable, PollInterval: 10 * time.Millisecond})
 	if err != nil {

@@ -48,7 +48,7 @@ func TestGiftWallMatchesLedger(t *testing.T) {
 			if err != nil || lane.Pending+lane.Retrying+lane.InFlight > 0 {
 				return false
 			}
-			ps, err := s.(store.ProjectionStore).ProjectionStats(ctx, a.Config().ProjectionTable, giftwall.ProjectionName)
+			ps, err := s.ProjectionStats(ctx, a.Config().ProjectionTable, giftwall.ProjectionName)
 			return err == nil && len(ps) == 1 && ps[0].Done+ps[0].Dead == 300
 		})
 		rep, err := a.Verify(ctx)

@@ -6,7 +6,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"sort"
@@ -83,29 +82,14 @@ func (d Delay) Publish(ctx context.Context, msgs []broker.Message) []broker.Resu
 // Close does nothing.
 func (Delay) Close() error { return nil }
 
-// prepare gives the run an empty bench table: dropped and created afresh
-// where the store can drop tables (a reused queue table drags the dead
-// index entries of earlier runs along until it is vacuumed), else emptied.
+// prepare gives the run an empty bench table, dropped and created afresh:
+// a reused queue table drags the dead index entries of earlier runs along
+// until it is vacuumed.
 func (s Setup) prepare(ctx context.Context) error {
-	if d, ok := s.Store.(store.Dropper); ok {
-		if err := d.Drop(ctx, s.table()); err != nil {
-			return err
-		}
-	}
-	if err := s.Store.Migrate(ctx, s.table()); err != nil {
+	if err := s.Store.Drop(ctx, s.table()); err != nil {
 		return err
 	}
-	scope := store.Scope{Table: s.table()}
-	for {
-		n, err := s.Store.Cleanup(ctx, store.CleanupParams{Scope: scope, Delivered: time.Nanosecond,
-			Dead: time.Nanosecond, Active: time.Nanosecond, Limit: 10000})
-		if err != nil {
-			return fmt.Errorf("emptying %s: %w", s.table(), err)
-		}
-		if n == 0 {
-			return nil
-		}
-	}
+	return s.Store.Migrate(ctx, s.table())
 }
 
 // lane returns the bench lane for publisher p.

@@ -227,18 +227,14 @@ func (a *app) countChange(ctx context.Context, rt *config.Runtime, scope store.S
 }
 
 // applyChange replays or purges the dead events of ids (all of scope's
-// when ids is empty). A replay goes through replay by query where the store
-// has it, so each event's history records it.
+// when ids is empty). A replay goes through replay by query, so each
+// event's history records it.
 func applyChange(ctx context.Context, s store.Store, scope store.Scope, ids []string, kind deadChangeKind) (int64, error) {
 	if kind != replayChange {
 		return s.Purge(ctx, scope, ids)
 	}
-	r, err := admin.Replayer(s)
-	if err != nil {
-		return s.Replay(ctx, scope, ids)
-	}
 	q := store.EventQuery{Scope: scope, Statuses: []store.Status{store.StatusDead}, EventIDs: ids}
-	return admin.Replay(ctx, r, q, admin.ReplayOptions{By: whoAmI(), Reason: "herald dead replay"})
+	return admin.Replay(ctx, s.Replays(), q, admin.ReplayOptions{By: whoAmI(), Reason: "herald dead replay"})
 }
 
 // confirm asks a yes/no question on stderr and reads the answer from

@@ -18,7 +18,7 @@ import (
 
 // Rule: a relay frozen (SIGSTOP) inside its claim transaction does not keep
 // the rows it locked: the server ends its session within the bound
-// (sqlcommon.TxBound, under the lease), and another relay publishes them
+// (sqltx.TxBound, under the lease), and another relay publishes them
 // within lease + bound. After the frozen relay resumes, nothing is lost.
 //
 // The PostgreSQL lane is ordered: an unordered claim there is one batch
@@ -57,7 +57,7 @@ func TestFrozenClaimReleasesItsRows(t *testing.T) {
 }
 
 // frozenLease and frozenBound are the lane's lease and the bound the stores
-// derive from it (sqlcommon.TxBound: half the lease in whole seconds).
+// derive from it (sqltx.TxBound: half the lease in whole seconds).
 const (
 	frozenLease = 2 * time.Second
 	frozenBound = time.Second

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/store"
 )
 
 func (a *app) laneCommand() *cobra.Command {
@@ -50,11 +49,7 @@ func (a *app) setPaused(ctx context.Context, name string, paused bool) error {
 	if _, err := rt.File.Lane(name); err != nil {
 		return err
 	}
-	ls, ok := rt.Store.(store.LaneStater)
-	if !ok {
-		return fmt.Errorf("store %s cannot keep lane state", rt.Store.Dialect())
-	}
-	if err := ls.SetLanePaused(ctx, name, paused); err != nil {
+	if err := rt.Store.SetLanePaused(ctx, name, paused); err != nil {
 		return err
 	}
 	what := "resumed"

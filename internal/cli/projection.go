@@ -75,12 +75,7 @@ func (a *app) projectionStore(ctx context.Context, name string) (*config.Runtime
 	if err != nil {
 		return nil, nil, err
 	}
-	ps, ok := rt.Store.(store.ProjectionStore)
-	if !ok {
-		rt.Close()
-		return nil, nil, fmt.Errorf("the %s store keeps no projections", rt.File.Store.Driver)
-	}
-	return rt, ps, nil
+	return rt, rt.Store, nil
 }
 
 // projectionStatus is one projection in `projection status --json`.
@@ -106,11 +101,9 @@ func (a *app) projectionStatus(ctx context.Context, f projectionFlags) error {
 		return err
 	}
 	defer rt.Close()
-	if sc, ok := rt.Store.(store.SchemaChecker); ok {
-		if cur, _, err := sc.SchemaVersion(ctx, f.table); err == nil && cur == 0 {
-			return fmt.Errorf("no projection table %s in this database yet: it is created when a projector first "+
-				"runs against it (or pass --table if your projections use another)", f.table)
-		}
+	if cur, _, err := rt.Store.SchemaVersion(ctx, f.table); err == nil && cur == 0 {
+		return fmt.Errorf("no projection table %s in this database yet: it is created when a projector first "+
+			"runs against it (or pass --table if your projections use another)", f.table)
 	}
 	stats, err := ps.ProjectionStats(ctx, f.table, "")
 	if err != nil {

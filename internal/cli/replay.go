@@ -89,10 +89,7 @@ func (a *app) replay(ctx context.Context, f replayFlags, ids []string) error {
 			return err
 		}
 	}
-	r, err := admin.Replayer(rt.Store)
-	if err != nil {
-		return err
-	}
+	r := rt.Store.Replays()
 	preview, err := admin.PreviewReplay(ctx, r, q, f.sample)
 	if err != nil {
 		return err

@@ -83,7 +83,7 @@ func TestReplayByQuery(t *testing.T) {
 			t.Errorf("%s: %s row %d (%v); want %s row %d", id, r.Status, r.ID, err, want, rowID)
 		}
 	}
-	hist, err := s.(store.Replaying).Replays().ReplayHistory(ctx, "main_outbox", "A-1")
+	hist, err := s.Replays().ReplayHistory(ctx, "main_outbox", "A-1")
 	if err != nil || len(hist) != 1 || hist[0].By != "alice" || hist[0].Reason != "consumer lost its state" || hist[0].From != store.StatusDelivered {
 		t.Fatalf("history of A-1: %+v %v", hist, err)
 	}
@@ -92,7 +92,7 @@ func TestReplayByQuery(t *testing.T) {
 	if code, out, e := cliRun(t, "dead", "replay", "--config", cfg, "A-2"); code != 0 || !strings.Contains(out, "replayed 1") {
 		t.Fatalf("dead replay: %d %q %q", code, out, e)
 	}
-	hist, err = s.(store.Replaying).Replays().ReplayHistory(ctx, "main_outbox", "A-2")
+	hist, err = s.Replays().ReplayHistory(ctx, "main_outbox", "A-2")
 	if err != nil || len(hist) != 2 || hist[1].From != store.StatusDead || !strings.Contains(hist[1].By, "@") {
 		t.Fatalf("dead replay must be in the history: %+v %v", hist, err)
 	}

@@ -29,11 +29,8 @@ import (
 	"github.com/heraldhq/herald/store/sqlite"
 )
 
-// Store is a store with both an outbox and projections.
-type Store interface {
-	store.Store
-	store.ProjectionStore
-}
+// Store is a store: every store keeps both an outbox and projections.
+type Store = store.Store
 
 // Opener opens a store on one test database; every call within a test
 // returns a new pool on the same database (as another process would).

@@ -129,22 +129,15 @@ func (p Projection) validateNames(path string) error {
 // checked against the database.
 type Compiled struct {
 	Projection
-	store Store
+	store store.Store
 	stmts []Statement
-}
-
-// Store is what a configured projection runs on: a store that also keeps
-// projections (every Herald store does).
-type Store interface {
-	store.Store
-	store.ProjectionStore
 }
 
 // Prepare compiles p's statements for s's dialect and prepares each one
 // against the database, which refuses SQL that does not parse or names a
 // missing table or column (SQLite, MySQL/MariaDB and PostgreSQL prepare
 // on the server). Errors name the statement's key path under path.
-func (p Projection) Prepare(ctx context.Context, s Store, path string) (*Compiled, error) {
+func (p Projection) Prepare(ctx context.Context, s store.Store, path string) (*Compiled, error) {
 	c := &Compiled{Projection: p, store: s}
 	for i, q := range p.Statements {
 		st, err := Compile(q, s.Dialect())

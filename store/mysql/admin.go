@@ -7,67 +7,51 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlmaint"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
-
-// TryLock takes the named lock for interval if nobody holds it. The row is
-// created once (INSERT IGNORE, expired), then taken by a conditional UPDATE
-// whose rows-affected count is 1 only for the winner, whatever the DSN's
-// clientFoundRows setting.
-func (s *Store) TryLock(ctx context.Context, name string, interval time.Duration) (bool, error) {
-	_, err := s.exec(ctx, "INSERT IGNORE INTO herald_locks (name, locked_until) VALUES (?, '1970-01-01 00:00:01')", name)
-	var n int64
-	if err == nil {
-		n, err = s.exec(ctx, `UPDATE herald_locks SET locked_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
-WHERE name = ? AND locked_until <= UTC_TIMESTAMP(6)`, sqlcommon.Micros(interval), name)
-	}
-	if err != nil {
-		return false, fmt.Errorf("mysql store: trylock %s: %w", name, err)
-	}
-	return n == 1, nil
-}
 
 // DefaultCleanupLimit bounds a cleanup round per state when
 // CleanupParams.Limit is 0.
-const DefaultCleanupLimit = 1000
+const DefaultCleanupLimit = sqlmaint.DefaultCleanupLimit
 
-// Cleanup deletes, per state, at most p.Limit rows older than that state's
-// age, oldest first: delivered and dead rows by their last change (kept in
-// available_at, so the claim index finds them), pending rows by created_at.
-func (s *Store) Cleanup(ctx context.Context, p store.CleanupParams) (int64, error) {
-	table, err := quote(p.Table)
-	if err != nil {
-		return 0, err
+// maintenanceDialect is the upkeep SQL's view of MySQL and MariaDB
+// (Cleanup, TryLock), made once by New; statements run through exec.
+// TryLock's row is created once (INSERT IGNORE, expired), then taken by a
+// conditional UPDATE whose rows-affected count is 1 only for the winner,
+// whatever the DSN's clientFoundRows setting.
+func (s *Store) maintenanceDialect() sqlmaint.Dialect {
+	return sqlmaint.Dialect{
+		Name:   "mysql store",
+		Quote:  quote,
+		Scope:  func(sc store.Scope) (string, []any) { return sqlbuild.ScopeWhere(sc, "") },
+		Delete: cleanupSQL,
+		Age:    func(d time.Duration) any { return sqlbuild.Micros(d) },
+		Lock: func(name string, interval time.Duration) []sqlmaint.Statement {
+			return []sqlmaint.Statement{
+				{SQL: "INSERT IGNORE INTO herald_locks (name, locked_until) VALUES (?, '1970-01-01 00:00:01')", Args: []any{name}},
+				{SQL: `UPDATE herald_locks SET locked_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+WHERE name = ? AND locked_until <= UTC_TIMESTAMP(6)`, Args: []any{sqlbuild.Micros(interval), name}},
+			}
+		},
+		Exec: s.exec,
 	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = DefaultCleanupLimit
+}
+
+// cleanupSQL is one cleanup round's statement: delivered and dead rows by
+// their last change (kept in available_at, so the claim index finds them),
+// pending rows by created_at.
+func cleanupSQL(_, table string, r sqlmaint.Round, scope string) string {
+	cond, order := "status = 'delivered' AND available_at", "available_at"
+	switch r {
+	case sqlmaint.Dead:
+		cond = "status = 'dead' AND available_at"
+	case sqlmaint.Pending:
+		cond, order = "status = 'pending' AND created_at", "id"
 	}
-	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "")
-	rounds := []struct {
-		age   time.Duration
-		cond  string
-		order string
-	}{
-		{p.Delivered, "status = 'delivered' AND available_at", "available_at"},
-		{p.Dead, "status = 'dead' AND available_at", "available_at"},
-		{p.Active, "status = 'pending' AND created_at", "id"},
-	}
-	var total int64
-	for _, r := range rounds {
-		if r.age <= 0 {
-			continue
-		}
-		q := "DELETE FROM " + table + " WHERE " + r.cond + " < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND" + scope +
-			" ORDER BY " + r.order + " LIMIT ?"
-		args := append(append([]any{sqlcommon.Micros(r.age)}, scopeArgs...), limit)
-		n, err := s.exec(ctx, q, args...)
-		if err != nil {
-			return total, fmt.Errorf("mysql store: cleanup %s: %w", p.Table, err)
-		}
-		total += n
-	}
-	return total, nil
+	return "DELETE FROM " + table + " WHERE " + cond + " < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND" + scope +
+		" ORDER BY " + order + " LIMIT ?"
 }
 
 // exec runs one statement in a READ COMMITTED transaction, retrying
@@ -94,12 +78,12 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 	if err != nil {
 		return st, err
 	}
-	scope, args := sqlcommon.ScopeWhere(sc, "")
+	scope, args := sqlbuild.ScopeWhere(sc, "")
 	rows, err := s.db.QueryContext(ctx, `SELECT status, attempts > 0, COUNT(*),
   MAX(TIMESTAMPDIFF(MICROSECOND, available_at, UTC_TIMESTAMP(6))) FROM `+table+` WHERE 1 = 1`+scope+
 		" GROUP BY status, attempts > 0", args...)
 	if err == nil {
-		st, err = sqlcommon.ScanStats(rows)
+		st, err = sqlscan.ScanStats(rows)
 	}
 	if err != nil {
 		return st, fmt.Errorf("mysql store: stats %s: %w", sc.Table, err)
@@ -114,7 +98,7 @@ func (s *Store) Unselected(ctx context.Context, within store.Scope, lanes []stor
 	if err != nil {
 		return 0, err
 	}
-	cond, args, err := sqlcommon.UnselectedWhere(within, lanes, "")
+	cond, args, err := sqlbuild.UnselectedWhere(within, lanes, "")
 	if err != nil {
 		return 0, fmt.Errorf("mysql store: %w", err)
 	}
@@ -141,8 +125,8 @@ func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, e
 	return s.reader().Get(ctx, table, eventID)
 }
 
-func (s *Store) reader() sqlcommon.Reader {
-	return sqlcommon.Reader{Name: "mysql store", DB: s.db, Now: "UTC_TIMESTAMP(6)", Bind: nil, Quote: quote}
+func (s *Store) reader() sqlscan.Reader {
+	return sqlscan.Reader{Name: "mysql store", DB: s.db, Now: "UTC_TIMESTAMP(6)", Bind: nil, Quote: quote}
 }
 
 // Replay moves dead rows back to pending, claimable at once, with attempts
@@ -164,11 +148,11 @@ func (s *Store) onDead(ctx context.Context, op string, sc store.Scope, eventIDs 
 	if err != nil {
 		return 0, err
 	}
-	scope, args := sqlcommon.ScopeWhere(sc, "")
-	q := sqlcommon.ReplaceTable(head, table) + " WHERE status = 'dead'" + scope
+	scope, args := sqlbuild.ScopeWhere(sc, "")
+	q := sqlbuild.ReplaceTable(head, table) + " WHERE status = 'dead'" + scope
 	if len(eventIDs) > 0 {
-		q += " AND event_id IN (" + sqlcommon.Marks(len(eventIDs)) + ")"
-		args = append(args, sqlcommon.StringArgs(eventIDs)...)
+		q += " AND event_id IN (" + sqlbuild.Marks(len(eventIDs)) + ")"
+		args = append(args, sqlbuild.StringArgs(eventIDs)...)
 	}
 	n, err := s.exec(ctx, q, args...)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqltx"
 )
 
 // txRunner is what a claim needs of a transaction: a *sql.Tx or a batchTx.
@@ -92,7 +92,7 @@ func (t *batchTx) prefix(query string, args []any) (string, []any) {
 // this transaction for its silence, which rolled it back) runs the whole
 // transaction again on another connection.
 func (s *Store) inBatchTx(ctx context.Context, bound time.Duration, async func() bool, f func(tx txRunner) error) error {
-	return sqlcommon.Retry(ctx, retryableOrBadConn, func() error {
+	return sqltx.Retry(ctx, retryableOrBadConn, func() error {
 		conn, err := s.multi.Conn(ctx)
 		if err != nil {
 			return err

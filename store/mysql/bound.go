@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// sessionBounds remembers which bound (sqlcommon.TxBound) each connection of
+// sessionBounds remembers which bound (sqltx.TxBound) each connection of
 // the claims' pool has in its session, so that the SET goes out once per
 // connection (and again only when a shorter lease lowers the bound), riding
 // on the claim's first packet: no round trip of its own, nothing per claim.

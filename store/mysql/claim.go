@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/claimrule"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
+	"github.com/heraldhq/herald/store/internal/sqltx"
 )
 
 // ErrBadClaim is returned for claim parameters that cannot work.
@@ -31,7 +34,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	if err != nil {
 		return nil, err
 	}
-	if err := sqlcommon.CheckClaim(p, ErrBadClaim); err != nil {
+	if err := claimrule.CheckClaim(p, ErrBadClaim); err != nil {
 		return nil, err
 	}
 	var recs []store.Record
@@ -54,7 +57,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 		}
 		recs, err = claimTx(ctx, tx, table, p, expired, &scan)
 		if err == nil && len(recs) > 0 {
-			sqlcommon.PauseInClaim(ctx)
+			sqltx.PauseInClaim(ctx)
 		}
 		return err
 	})
@@ -107,10 +110,10 @@ func claimTx(ctx context.Context, tx txRunner, table string, p store.ClaimParams
 	}
 	// The owner padded to the default's width, so that the claim does not
 	// grow the row (schema version 4).
-	args := append([]any{padTo(p.Owner, OwnerWidth), p.Token, sqlcommon.Micros(p.Lease)}, sqlcommon.Int64Args(ids)...)
+	args := append([]any{padTo(p.Owner, OwnerWidth), p.Token, sqlbuild.Micros(p.Lease)}, sqlbuild.Int64Args(ids)...)
 	if _, err := tx.ExecContext(ctx, "UPDATE "+table+` SET status = 'in_flight', lease_owner = ?, lease_token = ?,
   attempts = attempts + 1, available_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
-WHERE id IN (`+sqlcommon.Marks(len(ids))+")", args...); err != nil {
+WHERE id IN (`+sqlbuild.Marks(len(ids))+")", args...); err != nil {
 		return nil, err
 	}
 	for i := range recs {
@@ -161,7 +164,7 @@ func lockCandidates(ctx context.Context, tx txRunner, table string, status store
 	if err != nil {
 		return nil, err
 	}
-	return sqlcommon.ScanClaimed(rows)
+	return sqlscan.ScanClaimed(rows)
 }
 
 // lockPending locks up to limit pending rows that are due, in claim index
@@ -175,7 +178,7 @@ func lockPending(ctx context.Context, tx txRunner, table string, p store.ClaimPa
 	if err != nil {
 		return nil, err
 	}
-	return sqlcommon.ScanClaimed(rows)
+	return sqlscan.ScanClaimed(rows)
 }
 
 // pendingAfterQuery is candidateQuery for pending rows past the cursor from.
@@ -209,12 +212,12 @@ func lockExpired(ctx context.Context, tx txRunner, table string, p store.ClaimPa
 	}
 	// The same conditions again: a lease may have been renewed, or the row
 	// marked, since the plain read.
-	rows, err := tx.QueryContext(ctx, candidateSelect(table, "PRIMARY")+"r.id IN ("+sqlcommon.Marks(len(ids))+") AND "+
-		where+lockingSuffix, append(sqlcommon.Int64Args(ids), args...)...)
+	rows, err := tx.QueryContext(ctx, candidateSelect(table, "PRIMARY")+"r.id IN ("+sqlbuild.Marks(len(ids))+") AND "+
+		where+lockingSuffix, append(sqlbuild.Int64Args(ids), args...)...)
 	if err != nil {
 		return nil, err
 	}
-	return sqlcommon.ScanClaimed(rows)
+	return sqlscan.ScanClaimed(rows)
 }
 
 // queryIDs runs q, which reads ids.
@@ -224,7 +227,7 @@ func queryIDs(ctx context.Context, tx txRunner, q string, args []any) ([]int64, 
 		return nil, err
 	}
 	defer rows.Close()
-	return sqlcommon.ReadIDs(rows)
+	return sqlscan.ReadIDs(rows)
 }
 
 // lockingSuffix ends every candidate query.
@@ -242,14 +245,14 @@ func candidateQuery(table string, status store.Status, p store.ClaimParams, limi
 // candidateSelect is a candidate query up to its WHERE conditions.
 func candidateSelect(table, index string) string {
 	// available_at comes twice: the second is read as the time the row
-	// became due (sqlcommon.ScanClaimed), which the UPDATE then overwrites.
-	return "SELECT " + sqlcommon.RecordColumns("r") + ", UTC_TIMESTAMP(6), r.available_at FROM " + table + " r FORCE INDEX (" +
+	// became due (sqlscan.ScanClaimed), which the UPDATE then overwrites.
+	return "SELECT " + sqlscan.RecordColumns("r") + ", UTC_TIMESTAMP(6), r.available_at FROM " + table + " r FORCE INDEX (" +
 		index + ")\nWHERE "
 }
 
 // candidateWhere is the condition for rows of ix's status that p may claim.
 func candidateWhere(table string, ix readIndex, p store.ClaimParams) (string, []any) {
-	scope, args := sqlcommon.ScopeWhere(p.Scope, "r")
+	scope, args := sqlbuild.ScopeWhere(p.Scope, "r")
 	q := ix.due + scope
 	args = append(slices.Clone(ix.args), args...)
 	if p.HandedOver {
@@ -322,26 +325,26 @@ func blockedByState(table string, park bool) string {
 // row must wait for it. The read is a plain one, so it sees rows locked by
 // others.
 func keepOrdered(ctx context.Context, tx txRunner, table string, p store.ClaimParams, recs []store.Record) ([]store.Record, error) {
-	cands := make([]sqlcommon.Candidate, len(recs))
+	cands := make([]claimrule.Candidate, len(recs))
 	ids := make([]int64, len(recs))
 	for i, r := range recs {
-		cands[i] = sqlcommon.Candidate{ID: r.ID, Tenant: r.Event.Tenant, Key: r.Event.PartitionKey}
+		cands[i] = claimrule.Candidate{ID: r.ID, Tenant: r.Event.Tenant, Key: r.Event.PartitionKey}
 		ids[i] = r.ID
 	}
-	keys, maxID := sqlcommon.Keys(cands)
+	keys, maxID := claimrule.Keys(cands)
 	if len(keys) == 0 {
 		return recs, nil
 	}
-	// keys holds no '' (sqlcommon.Keys), so key_status is status here.
+	// keys holds no '' (claimrule.Keys), so key_status is status here.
 	statuses := "'pending', 'in_flight'"
 	if p.ParkOnDead {
 		statuses += ", 'dead'"
 	}
-	q := "SELECT tenant, partition_key, MIN(id) FROM " + table + " WHERE partition_key IN (" + sqlcommon.Marks(len(keys)) +
-		") AND key_status IN (" + statuses + ") AND id < ? AND id NOT IN (" + sqlcommon.Marks(len(ids)) + ")" +
+	q := "SELECT tenant, partition_key, MIN(id) FROM " + table + " WHERE partition_key IN (" + sqlbuild.Marks(len(keys)) +
+		") AND key_status IN (" + statuses + ") AND id < ? AND id NOT IN (" + sqlbuild.Marks(len(ids)) + ")" +
 		" GROUP BY tenant, partition_key"
-	args := append(sqlcommon.StringArgs(keys), maxID)
-	args = append(args, sqlcommon.Int64Args(ids)...)
+	args := append(sqlbuild.StringArgs(keys), maxID)
+	args = append(args, sqlbuild.Int64Args(ids)...)
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -354,12 +357,12 @@ func keepOrdered(ctx context.Context, tx txRunner, table string, p store.ClaimPa
 		if err := rows.Scan(&tenant, &key, &id); err != nil {
 			return nil, err
 		}
-		blockers[sqlcommon.OrderKey(tenant, key)] = id
+		blockers[claimrule.OrderKey(tenant, key)] = id
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	kept := sqlcommon.KeepOrdered(cands, blockers)
+	kept := claimrule.KeepOrdered(cands, blockers)
 	byID := make(map[int64]store.Record, len(recs))
 	for _, r := range recs {
 		byID[r.ID] = r

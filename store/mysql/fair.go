@@ -6,7 +6,9 @@ import (
 	"fmt"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/claimrule"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 var _ store.TenantLister = (*Store)(nil)
@@ -34,7 +36,7 @@ func (s *Store) ClaimableTenants(ctx context.Context, sc store.Scope, limit int)
 	if err != nil {
 		return nil, err
 	}
-	if err := sqlcommon.CheckTenantList(sc, limit, ErrBadClaim); err != nil {
+	if err := claimrule.CheckTenantList(sc, limit, ErrBadClaim); err != nil {
 		return nil, err
 	}
 	tenants, err := s.walkTenants(ctx, table, sc, limit)
@@ -83,7 +85,7 @@ func nextTenant(table string) string {
 // the tenant's finished rows (which sort before both states) nor its
 // delayed ones.
 func tenantStep(table string, sc store.Scope) (string, func(tenant string) []any) {
-	filters, fargs := sqlcommon.ScopeWhere(sc, "r")
+	filters, fargs := sqlbuild.ScopeWhere(sc, "r")
 	exists := "EXISTS (SELECT 1 FROM " + table + ` r FORCE INDEX (tenant_claim)
 WHERE r.tenant = ? AND r.tenant_status = ? AND r.tenant_available_at <= UTC_TIMESTAMP(6)` + filters + ")"
 	q := "SELECT " + exists + " OR " + exists + ", " + nextTenant(table)
@@ -100,16 +102,16 @@ WHERE r.tenant = ? AND r.tenant_status = ? AND r.tenant_available_at <= UTC_TIME
 func (s *Store) groupTenants(ctx context.Context, table string, sc store.Scope, from string, limit int) ([]string, error) {
 	pq, pargs := claimableTenantsQuery(table, store.StatusPending, sc, from, limit)
 	fq, fargs := claimableTenantsQuery(table, store.StatusInFlight, sc, from, limit)
-	tenants, err := sqlcommon.QueryStrings(ctx, s.db, "("+pq+") UNION ALL ("+fq+")", append(pargs, fargs...)...)
+	tenants, err := sqlscan.QueryStrings(ctx, s.db, "("+pq+") UNION ALL ("+fq+")", append(pargs, fargs...)...)
 	if err != nil {
 		return nil, err
 	}
-	return sqlcommon.SortedUnique(tenants, limit), nil
+	return claimrule.SortedUnique(tenants, limit), nil
 }
 
 // claimableTenantsQuery is one state's GROUP BY; see groupTenants.
 func claimableTenantsQuery(table string, status store.Status, sc store.Scope, from string, limit int) (string, []any) {
-	filters, args := sqlcommon.ScopeWhere(sc, "r")
+	filters, args := sqlbuild.ScopeWhere(sc, "r")
 	// tenant_claim is keyed on the virtual columns of schema version 2
 	// (migrations/outbox_0002_ready_columns.sql): status and due time only
 	// for named tenants, which are the only ones listed here.

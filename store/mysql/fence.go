@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/claimrule"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqltx"
 )
 
 // Complete marks rows delivered, keeping each receipt. available_at gets
@@ -94,12 +96,12 @@ func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int6
 	// range of a secondary index instead, and at the session's default
 	// REPEATABLE READ that takes gap locks which deadlock with claims.
 	// (The multi-table DELETE form is the one that takes an index hint.)
-	where := " WHERE id IN (" + sqlcommon.Marks(len(ids)) + ") AND lease_token = ? AND status = 'in_flight'"
+	where := " WHERE id IN (" + sqlbuild.Marks(len(ids)) + ") AND lease_token = ? AND status = 'in_flight'"
 	q := "UPDATE " + table + " FORCE INDEX (PRIMARY) SET " + set + where
 	if set == "" {
 		q = "DELETE o FROM " + table + " AS o FORCE INDEX (PRIMARY)" + where
 	}
-	args := append(append(setArgs, sqlcommon.Int64Args(ids)...), f.Token)
+	args := append(append(setArgs, sqlbuild.Int64Args(ids)...), f.Token)
 	var lost []int64
 	err = retryLoop(ctx, func() error {
 		res, err := s.db.ExecContext(ctx, q, args...)
@@ -128,8 +130,8 @@ func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int6
 // changed returns the ids the fenced statement did not change: for an
 // update, those not now in target under token; for a delete, those still there.
 func changed(ctx context.Context, db *sql.DB, table string, ids []int64, token int64, target store.Status) ([]int64, error) {
-	q := "SELECT id FROM " + table + " WHERE id IN (" + sqlcommon.Marks(len(ids)) + ")"
-	args := sqlcommon.Int64Args(ids)
+	q := "SELECT id FROM " + table + " WHERE id IN (" + sqlbuild.Marks(len(ids)) + ")"
+	args := sqlbuild.Int64Args(ids)
 	if target != "" {
 		q += " AND lease_token = ? AND status = ?"
 		args = append(args, token, string(target))
@@ -141,7 +143,7 @@ func changed(ctx context.Context, db *sql.DB, table string, ids []int64, token i
 	if target == "" {
 		return found, nil // rows still present were not ours to delete
 	}
-	return sqlcommon.Missing(ids, found), nil
+	return claimrule.Missing(ids, found), nil
 }
 
 // perRow returns "col = <value per id>" and its arguments: a plain
@@ -184,10 +186,10 @@ func failures(fs []store.Failure) (ids []int64, errs, backoffs []any) {
 	backoffs = make([]any, len(fs))
 	for i, f := range fs {
 		ids[i] = f.ID
-		errs[i] = sqlcommon.TrimError(f.Error)
-		backoffs[i] = sqlcommon.Micros(max(f.RetryIn, 0))
+		errs[i] = sqlbuild.TrimError(f.Error)
+		backoffs[i] = sqlbuild.Micros(max(f.RetryIn, 0))
 	}
 	return ids, errs, backoffs
 }
 
-func retryLoop(ctx context.Context, f func() error) error { return sqlcommon.Retry(ctx, retryable, f) }
+func retryLoop(ctx context.Context, f func() error) error { return sqltx.Retry(ctx, retryable, f) }

@@ -5,14 +5,15 @@ import (
 	"fmt"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 var _ store.LaneStater = (*Store)(nil)
 
 // LaneStates returns every lane's row of herald_lane_state.
 func (s *Store) LaneStates(ctx context.Context) (map[string]store.LaneState, error) {
-	return sqlcommon.LaneStates(ctx, s.db, "mysql store")
+	return sqlscan.LaneStates(ctx, s.db, "mysql store")
 }
 
 // SetLanePaused pauses or resumes lane; pausing a paused lane keeps its
@@ -39,7 +40,7 @@ func (s *Store) SetBrokerState(ctx context.Context, lanes []string, r store.Brok
 ON DUPLICATE KEY UPDATE
   broker_since = IF(broker_up = VALUES(broker_up) AND broker_since IS NOT NULL, broker_since, VALUES(broker_since)),
   broker = VALUES(broker), broker_up = VALUES(broker_up), broker_error = VALUES(broker_error),
-  broker_node = VALUES(broker_node)`, lane, r.Broker, r.Up, sqlcommon.TrimError(r.Error), r.Node)
+  broker_node = VALUES(broker_node)`, lane, r.Broker, r.Up, sqlbuild.TrimError(r.Error), r.Node)
 		if err != nil {
 			return fmt.Errorf("mysql store: broker state of lane %s: %w", lane, err)
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlmigrate"
 )
 
 //go:embed migrations/*.sql
@@ -83,7 +83,7 @@ func apply(ctx context.Context, conn *sql.Conn, kind, table string) error {
 // tables with it, to upgrade them) and leaves the indexes lanes of use
 // read where a migration drops them (version 5; MigrateFor).
 func applyUpTo(ctx context.Context, conn *sql.Conn, kind, table string, upTo int, use store.TableUse) error {
-	ms, err := sqlcommon.LoadMigrations(migrationFiles, kind)
+	ms, err := sqlmigrate.LoadMigrations(migrationFiles, kind)
 	if err != nil {
 		return fmt.Errorf("mysql store: %w", err)
 	}

@@ -24,7 +24,9 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/projsql"
+	"github.com/heraldhq/herald/store/internal/sqlmaint"
+	"github.com/heraldhq/herald/store/internal/sqltx"
 )
 
 // Options tunes the pool that Open creates.
@@ -37,6 +39,11 @@ type Options struct {
 
 // Store is a store.Store on MySQL or MariaDB. It is safe for concurrent use.
 type Store struct {
+	// projections is the projection bookkeeping (store.ProjectionStore
+	// but MigrateProjections), maintenance Cleanup and TryLock: their
+	// methods are the store's.
+	projections
+	maintenance
 	db *sql.DB
 	// multi is the claims' pool, with multiStatements on (see batchTx);
 	// nil on a caller's pool (New), where claims use plain transactions.
@@ -47,7 +54,7 @@ type Store struct {
 	// bound is how long a claim transaction may sit idle (boundSQL), from
 	// the shortest lease claimed with; sessions tracks the claims' pool
 	// connections that have it.
-	bound    sqlcommon.SmallestBound
+	bound    sqltx.SmallestBound
 	sessions sessionBounds
 	// commits tracks claims committing in the background (AsyncCommit).
 	commits sync.WaitGroup
@@ -57,6 +64,13 @@ type Store struct {
 	cursors     map[string]claimCursor // by scope: where the next claim may start (cursor.go)
 	peeks       map[string]*sql.Stmt   // prepared peeks by query (one per lane scope)
 }
+
+// The shared parts a Store embeds, by unexported names so that they are
+// not fields of its API.
+type (
+	projections = projsql.Projections
+	maintenance = sqlmaint.Maintenance
+)
 
 var _ store.Store = (*Store)(nil)
 
@@ -84,7 +98,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	db := sql.OpenDB(connector)
 	var version string
-	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, func(ctx context.Context, db *sql.DB) (err error) {
+	if err := sqltx.SetUpPool(ctx, db, opts.MaxOpenConns, func(ctx context.Context, db *sql.DB) (err error) {
 		if version, err = serverVersion(ctx, db); err != nil {
 			return err
 		}
@@ -97,7 +111,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, connectError(err)
 	}
-	return &Store{db: db, multi: multi, owned: true, mariadb: isMariaDB(version)}, nil
+	s := New(db)
+	s.multi, s.owned, s.mariadb = multi, true, isMariaDB(version)
+	return s, nil
 }
 
 // openMulti opens the pool claims run on: the same settings with
@@ -111,7 +127,7 @@ func openMulti(ctx context.Context, cfg *mysql.Config, opts Options) (*sql.DB, e
 		return nil, fmt.Errorf("mysql store: %w", err)
 	}
 	multi := sql.OpenDB(connector)
-	if err := sqlcommon.SetUpPool(ctx, multi, opts.MaxOpenConns, func(ctx context.Context, db *sql.DB) error {
+	if err := sqltx.SetUpPool(ctx, multi, opts.MaxOpenConns, func(ctx context.Context, db *sql.DB) error {
 		return db.PingContext(ctx)
 	}); err != nil {
 		return nil, err
@@ -122,7 +138,12 @@ func openMulti(ctx context.Context, cfg *mysql.Config, opts Options) (*sql.DB, e
 // New returns a Store on a pool the caller opened and keeps (Close leaves it
 // open). The DSN must have parseTime=true and loc=UTC; interpolateParams=true
 // is recommended for speed. The server version is checked by Migrate.
-func New(db *sql.DB) *Store { return &Store{db: db} }
+func New(db *sql.DB) *Store {
+	s := &Store{db: db}
+	s.projections = projsql.New(s.projectionDialect())
+	s.maintenance = sqlmaint.New(s.maintenanceDialect())
+	return s
+}
 
 // Dialect returns the package's Dialect.
 func (s *Store) Dialect() herald.Dialect { return Dialect }
@@ -259,5 +280,5 @@ func quote(table string) (string, error) {
 
 // inTx runs f in a READ COMMITTED transaction, retrying deadlocks.
 func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
-	return sqlcommon.InTx(ctx, s.db, retryable, f)
+	return sqltx.InTx(ctx, s.db, retryable, f)
 }

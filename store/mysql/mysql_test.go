@@ -39,7 +39,11 @@ func openStore(t testing.TB) *mysql.Store {
 // opener is openStore as the shared suites take it.
 func opener(tb testing.TB) store.Store { return openStore(tb) }
 
-func TestConformance(t *testing.T) { storetest.Run(t, opener) }
+// features are the optional abilities of a MySQL/MariaDB store (its log
+// lanes come with store/mysql/binlog).
+var features = storetest.Features{Peeks: true, IndexByUse: true}
+
+func TestConformance(t *testing.T) { storetest.Run(t, opener, features) }
 
 func TestProjections(t *testing.T) { storetest.RunProjections(t, opener) }
 
@@ -83,5 +87,5 @@ func TestMigrateRace(t *testing.T) {
 // claim in plain transactions on the caller's pool (Open's stores send
 // BEGIN and COMMIT with their statements, on a pool of their own).
 func TestConformanceOnCallersPool(t *testing.T) {
-	storetest.Run(t, func(tb testing.TB) store.Store { return mysql.New(openStore(tb).DB()) })
+	storetest.Run(t, func(tb testing.TB) store.Store { return mysql.New(openStore(tb).DB()) }, features)
 }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 // Ready reports whether s has a pending row that is due: one non-locking
@@ -18,7 +18,7 @@ func (s *Store) Ready(ctx context.Context, sc store.Scope) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	where, args := sqlcommon.ScopeWhere(sc, "r")
+	where, args := sqlbuild.ScopeWhere(sc, "r")
 	ix := claimIndexFor(store.StatusPending, store.ClaimParams{Scope: sc})
 	q := "SELECT 1 FROM " + table + " r FORCE INDEX (" + ix.name + ") WHERE " + ix.due + where + " LIMIT 1"
 	args = append(ix.args, args...)

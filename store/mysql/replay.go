@@ -4,17 +4,18 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/replaysql"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 var _ store.Replaying = (*Store)(nil)
 
 // replays is replay by query in MySQL's SQL; a batch locks its rows FOR
 // UPDATE until it commits.
-func (s *Store) replays() sqlcommon.Replayer {
-	return sqlcommon.Replayer{Name: "mysql store", DB: s.db, Quote: quote, Now: "UTC_TIMESTAMP(6)",
+func (s *Store) replays() replaysql.Replayer {
+	return replaysql.Replayer{Name: "mysql store", DB: s.db, Quote: quote, Now: "UTC_TIMESTAMP(6)",
 		TimeArg: func(t time.Time) any { return t.UTC() },
-		Columns: sqlcommon.RecordColumns("") + ", UTC_TIMESTAMP(6)", Scan: sqlcommon.ScanRecords,
+		Columns: sqlscan.RecordColumns("") + ", UTC_TIMESTAMP(6)", Scan: sqlscan.ScanRecords,
 		Lock: " FOR UPDATE", InTx: s.inTx, Exec: s.exec,
 		// delivered_at is computed (schema version 3); see Complete.
 		DeliveredAt: "delivered_at_stored",

@@ -4,18 +4,17 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlmigrate"
 )
 
 // SchemaVersion implements store.SchemaChecker: the table's version in
 // herald_migrations (0 when that table does not exist yet) and the latest.
 func (s *Store) SchemaVersion(ctx context.Context, table string) (current, latest int, err error) {
-	ms, err := sqlcommon.LoadMigrations(migrationFiles, "outbox")
+	ms, err := sqlmigrate.LoadMigrations(migrationFiles, "outbox")
 	if err != nil {
 		return 0, 0, fmt.Errorf("mysql store: %w", err)
 	}
-	current, err = sqlcommon.SchemaVersion(ctx, s.db, "mysql store", `SELECT COUNT(*) FROM information_schema.tables
+	current, err = sqlmigrate.SchemaVersion(ctx, s.db, "mysql store", `SELECT COUNT(*) FROM information_schema.tables
 		WHERE table_schema = DATABASE() AND table_name = 'herald_migrations'`,
 		"SELECT COALESCE(MAX(version), 0) FROM herald_migrations WHERE table_name = ?", table)
 	return current, ms[len(ms)-1].Version, err
@@ -28,15 +27,13 @@ var outboxColumns = []string{"id", "event_id", "tenant", "topic", "event_type", 
 	"available_at", "delivered_at_stored", "tenant_status", "tenant_available_at", "ordered_pending",
 	"ordered_available_at", "key_status", "receipt", "delivered_at"}
 
-var _ store.TableChecker = (*Store)(nil)
-
 // CheckTable implements store.TableChecker.
 func (s *Store) CheckTable(ctx context.Context, table string) error {
-	own, err := sqlcommon.LoadMigrations(migrationFiles, "herald")
+	own, err := sqlmigrate.LoadMigrations(migrationFiles, "herald")
 	if err != nil {
 		return fmt.Errorf("mysql store: %w", err)
 	}
-	return sqlcommon.CheckTable(ctx, s.db, table, sqlcommon.TableSchema{Name: "mysql store",
+	return sqlmigrate.CheckTable(ctx, s.db, table, sqlmigrate.TableSchema{Name: "mysql store",
 		Columns: `SELECT column_name FROM information_schema.columns
   WHERE table_schema = DATABASE() AND table_name = ?`,
 		Want: outboxColumns, Version: s.SchemaVersion, Own: locksTable, OwnLatest: own[len(own)-1].Version})

@@ -6,62 +6,47 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlmaint"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
-
-// TryLock takes the named lock for interval if nobody holds it: one
-// conditional upsert that affects a row only for the winner.
-func (s *Store) TryLock(ctx context.Context, name string, interval time.Duration) (bool, error) {
-	n, err := s.exec(ctx, `INSERT INTO herald_locks (name, locked_until) VALUES ($1, now() + $2 * interval '1 microsecond')
-ON CONFLICT (name) DO UPDATE SET locked_until = EXCLUDED.locked_until WHERE herald_locks.locked_until <= now()`,
-		name, sqlcommon.Micros(interval))
-	if err != nil {
-		return false, fmt.Errorf("postgres store: trylock %s: %w", name, err)
-	}
-	return n == 1, nil
-}
 
 // DefaultCleanupLimit bounds a cleanup round per state when
 // CleanupParams.Limit is 0.
-const DefaultCleanupLimit = 1000
+const DefaultCleanupLimit = sqlmaint.DefaultCleanupLimit
 
-// Cleanup deletes, per state, at most p.Limit rows older than that state's
-// age, oldest first: delivered and dead rows by their last change (kept in
-// available_at, on the done index), pending rows by created_at.
-func (s *Store) Cleanup(ctx context.Context, p store.CleanupParams) (int64, error) {
-	table, err := quote(p.Table)
-	if err != nil {
-		return 0, err
+// maintenanceDialect is the upkeep SQL's view of PostgreSQL (Cleanup,
+// TryLock), made once by New; statements run through exec. TryLock is one
+// conditional upsert that affects a row only for the winner.
+func (s *Store) maintenanceDialect() sqlmaint.Dialect {
+	return sqlmaint.Dialect{
+		Name:   "postgres store",
+		Quote:  quote,
+		Scope:  func(sc store.Scope) (string, []any) { return sqlbuild.ScopeWhere(sc, "") },
+		Delete: cleanupSQL,
+		Age:    func(d time.Duration) any { return sqlbuild.Micros(d) },
+		Lock: func(name string, interval time.Duration) []sqlmaint.Statement {
+			return []sqlmaint.Statement{{SQL: `INSERT INTO herald_locks (name, locked_until) VALUES ($1, now() + $2 * interval '1 microsecond')
+ON CONFLICT (name) DO UPDATE SET locked_until = EXCLUDED.locked_until WHERE herald_locks.locked_until <= now()`,
+				Args: []any{name, sqlbuild.Micros(interval)}}}
+		},
+		Exec: s.exec,
 	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = DefaultCleanupLimit
+}
+
+// cleanupSQL is one cleanup round's statement: delivered and dead rows by
+// their last change (kept in available_at, on the done index), pending rows
+// by created_at.
+func cleanupSQL(_, table string, r sqlmaint.Round, scope string) string {
+	cond, order := "status IN ('delivered', 'dead') AND status = 'delivered' AND available_at", "available_at"
+	switch r {
+	case sqlmaint.Dead:
+		cond = "status IN ('delivered', 'dead') AND status = 'dead' AND available_at"
+	case sqlmaint.Pending:
+		cond, order = "status = 'pending' AND created_at", "id"
 	}
-	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "")
-	rounds := []struct {
-		age   time.Duration
-		cond  string
-		order string
-	}{
-		{p.Delivered, "status IN ('delivered', 'dead') AND status = 'delivered' AND available_at", "available_at"},
-		{p.Dead, "status IN ('delivered', 'dead') AND status = 'dead' AND available_at", "available_at"},
-		{p.Active, "status = 'pending' AND created_at", "id"},
-	}
-	var total int64
-	for _, r := range rounds {
-		if r.age <= 0 {
-			continue
-		}
-		q := "DELETE FROM " + table + " WHERE id IN (SELECT id FROM " + table + " WHERE " + r.cond +
-			" < now() - ? * interval '1 microsecond'" + scope + " ORDER BY " + r.order + " LIMIT ?)"
-		args := append(append([]any{sqlcommon.Micros(r.age)}, scopeArgs...), limit)
-		n, err := s.exec(ctx, sqlcommon.Rebind(q), args...)
-		if err != nil {
-			return total, fmt.Errorf("postgres store: cleanup %s: %w", p.Table, err)
-		}
-		total += n
-	}
-	return total, nil
+	return sqlbuild.Rebind("DELETE FROM " + table + " WHERE id IN (SELECT id FROM " + table + " WHERE " + cond +
+		" < now() - ? * interval '1 microsecond'" + scope + " ORDER BY " + order + " LIMIT ?)")
 }
 
 // exec runs one statement, retrying conflicts, and returns rows affected.
@@ -85,12 +70,12 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 	if err != nil {
 		return st, err
 	}
-	scope, args := sqlcommon.ScopeWhere(sc, "")
-	rows, err := s.db.QueryContext(ctx, sqlcommon.Rebind(`SELECT status, attempts > 0, COUNT(*),
+	scope, args := sqlbuild.ScopeWhere(sc, "")
+	rows, err := s.db.QueryContext(ctx, sqlbuild.Rebind(`SELECT status, attempts > 0, COUNT(*),
   COALESCE((EXTRACT(EPOCH FROM now() - MIN(available_at)) * 1000000)::bigint, 0) FROM `+table+` WHERE true`+scope+
 		" GROUP BY 1, 2"), args...)
 	if err == nil {
-		st, err = sqlcommon.ScanStats(rows)
+		st, err = sqlscan.ScanStats(rows)
 	}
 	if err != nil {
 		return st, fmt.Errorf("postgres store: stats %s: %w", sc.Table, err)
@@ -105,12 +90,12 @@ func (s *Store) Unselected(ctx context.Context, within store.Scope, lanes []stor
 	if err != nil {
 		return 0, err
 	}
-	cond, args, err := sqlcommon.UnselectedWhere(within, lanes, "")
+	cond, args, err := sqlbuild.UnselectedWhere(within, lanes, "")
 	if err != nil {
 		return 0, fmt.Errorf("postgres store: %w", err)
 	}
 	var n int64
-	err = s.db.QueryRowContext(ctx, sqlcommon.Rebind(`SELECT COUNT(*) FROM `+table+
+	err = s.db.QueryRowContext(ctx, sqlbuild.Rebind(`SELECT COUNT(*) FROM `+table+
 		` WHERE status IN ('pending', 'in_flight')`+cond), args...).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("postgres store: unselected %s: %w", within.Table, err)
@@ -132,8 +117,8 @@ func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, e
 	return s.reader().Get(ctx, table, eventID)
 }
 
-func (s *Store) reader() sqlcommon.Reader {
-	return sqlcommon.Reader{Name: "postgres store", DB: s.db, Now: "now()", Bind: sqlcommon.Rebind, Quote: quote}
+func (s *Store) reader() sqlscan.Reader {
+	return sqlscan.Reader{Name: "postgres store", DB: s.db, Now: "now()", Bind: sqlbuild.Rebind, Quote: quote}
 }
 
 // Replay moves dead rows back to pending, claimable at once, with attempts
@@ -155,13 +140,13 @@ func (s *Store) onDead(ctx context.Context, op string, sc store.Scope, eventIDs 
 	if err != nil {
 		return 0, err
 	}
-	scope, args := sqlcommon.ScopeWhere(sc, "")
-	q := sqlcommon.ReplaceTable(head, table) + " WHERE status = 'dead'" + scope
+	scope, args := sqlbuild.ScopeWhere(sc, "")
+	q := sqlbuild.ReplaceTable(head, table) + " WHERE status = 'dead'" + scope
 	if len(eventIDs) > 0 {
 		q += " AND event_id = ANY(?)"
 		args = append(args, eventIDs)
 	}
-	n, err := s.exec(ctx, sqlcommon.Rebind(q), args...)
+	n, err := s.exec(ctx, sqlbuild.Rebind(q), args...)
 	if err != nil {
 		return n, fmt.Errorf("postgres store: %s %s: %w", op, sc.Table, err)
 	}

@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/claimrule"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
+	"github.com/heraldhq/herald/store/internal/sqltx"
 )
 
 // ErrBadClaim is returned for claim parameters that cannot work.
@@ -32,7 +35,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	if err != nil {
 		return nil, err
 	}
-	if err := sqlcommon.CheckClaim(p, ErrBadClaim); err != nil {
+	if err := claimrule.CheckClaim(p, ErrBadClaim); err != nil {
 		return nil, err
 	}
 	var recs []store.Record
@@ -56,10 +59,10 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 func (s *Store) claimUnordered(ctx context.Context, table string, p store.ClaimParams, bound string) ([]store.Record, error) {
 	q, args := unorderedClaim(table, p)
 	var recs []store.Record
-	err := s.statementTx(ctx, s.claimSettings(), bound, q, args, func(rows sqlcommon.Cursor) (err error) {
-		recs, err = sqlcommon.ReadRecords(rows, true)
+	err := s.statementTx(ctx, s.claimSettings(), bound, q, args, func(rows sqlscan.Cursor) (err error) {
+		recs, err = sqlscan.ReadRecords(rows, true)
 		if err == nil && len(recs) > 0 {
-			sqlcommon.PauseInClaim(ctx)
+			sqltx.PauseInClaim(ctx)
 		}
 		return err
 	})
@@ -77,7 +80,7 @@ func (s *Store) claimOrderedTx(ctx context.Context, table string, p store.ClaimP
 		}
 		recs, err = claimOrdered(ctx, tx, table, p)
 		if err == nil && len(recs) > 0 {
-			sqlcommon.PauseInClaim(ctx)
+			sqltx.PauseInClaim(ctx)
 		}
 		return err
 	})
@@ -104,7 +107,7 @@ const planSettings = `SELECT set_config('enable_sort', 'off', true), set_config(
 // long (lock_timeout). Both are local to the transaction, so they cost no
 // round trip (they ride on the statement that sets the others) and leave
 // the connection as they found it, a caller's pool (New) included. The
-// value is sqlcommon.TxBound of the shortest lease claimed with, under the
+// value is sqltx.TxBound of the shortest lease claimed with, under the
 // lease: see docs/isolation.md, "A relay frozen inside a transaction".
 const boundSettings = `set_config('idle_in_transaction_session_timeout', $1, true), set_config('lock_timeout', $1, true)`
 
@@ -148,7 +151,7 @@ const asyncCommit = `SELECT set_config('synchronous_commit', 'off', true), ` + b
 // candidates is a CTE "picked" of up to p.Limit locked claimable rows:
 // expired leases first, then due pending rows.
 func candidates(table string, p store.ClaimParams, extra string) (string, []any) {
-	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "r")
+	scope, scopeArgs := sqlbuild.ScopeWhere(p.Scope, "r")
 	if p.Tenant != "" {
 		// Repeats the tenant_claim index's WHERE (always true here, as
 		// the tenant is not empty) so the planner can use that partial
@@ -189,13 +192,13 @@ const markSQL = `SET status = 'in_flight', lease_owner = ?, lease_token = ?, att
 func unorderedClaim(table string, p store.ClaimParams) (string, []any) {
 	cte, args := candidates(table, p, "")
 	q := cte + "\nUPDATE " + table + " t " + markSQL + " FROM picked WHERE t.id = picked.id RETURNING " +
-		sqlcommon.RecordColumns("t") + ", now(), picked.due_at"
-	return sqlcommon.Rebind(q), append(args, p.Owner, p.Token, sqlcommon.Micros(p.Lease))
+		sqlscan.RecordColumns("t") + ", now(), picked.due_at"
+	return sqlbuild.Rebind(q), append(args, p.Owner, p.Token, sqlbuild.Micros(p.Lease))
 }
 
 func claimOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams) ([]store.Record, error) {
 	cte, args := candidates(table, p, " AND (r.partition_key = '' OR NOT EXISTS ("+blockedByState(table, p.ParkOnDead)+"))")
-	rows, err := tx.QueryContext(ctx, sqlcommon.Rebind(cte+
+	rows, err := tx.QueryContext(ctx, sqlbuild.Rebind(cte+
 		" SELECT id, tenant, partition_key, (extract(epoch FROM now() - due_at) * 1000000)::bigint FROM picked"), args...)
 	if err != nil {
 		return nil, err
@@ -208,12 +211,12 @@ func claimOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimPa
 	if err != nil || len(kept) == 0 {
 		return nil, err
 	}
-	rows, err = tx.QueryContext(ctx, sqlcommon.Rebind("UPDATE "+table+" t "+markSQL+" WHERE t.id = ANY(?) RETURNING "+
-		sqlcommon.RecordColumns("t")+", now()"), p.Owner, p.Token, sqlcommon.Micros(p.Lease), kept)
+	rows, err = tx.QueryContext(ctx, sqlbuild.Rebind("UPDATE "+table+" t "+markSQL+" WHERE t.id = ANY(?) RETURNING "+
+		sqlscan.RecordColumns("t")+", now()"), p.Owner, p.Token, sqlbuild.Micros(p.Lease), kept)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := sqlcommon.ScanRecords(rows)
+	recs, err := sqlscan.ScanRecords(rows)
 	for i := range recs {
 		recs[i].DueFor = dueFor[recs[i].ID]
 	}
@@ -242,8 +245,8 @@ func blockedByState(table string, park bool) string {
 // their key outside this batch: such a row is claimable but locked by
 // another worker (SKIP LOCKED passed over it) or was cut by the limit, and
 // the later row must wait for it.
-func keepOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams, cands []sqlcommon.Candidate) ([]int64, error) {
-	keys, maxID := sqlcommon.Keys(cands)
+func keepOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimParams, cands []claimrule.Candidate) ([]int64, error) {
+	keys, maxID := claimrule.Keys(cands)
 	ids := make([]int64, len(cands))
 	for i, c := range cands {
 		ids[i] = c.ID
@@ -255,7 +258,7 @@ func keepOrdered(ctx context.Context, tx *sql.Tx, table string, p store.ClaimPar
 	if p.ParkOnDead {
 		statuses = append(statuses, "dead")
 	}
-	rows, err := tx.QueryContext(ctx, sqlcommon.Rebind(`SELECT tenant, partition_key, MIN(id) FROM `+table+`
+	rows, err := tx.QueryContext(ctx, sqlbuild.Rebind(`SELECT tenant, partition_key, MIN(id) FROM `+table+`
 WHERE partition_key = ANY(?) AND partition_key <> '' AND status IN ('pending', 'in_flight', 'dead') AND status = ANY(?)
   AND id < ? AND NOT (id = ANY(?)) GROUP BY tenant, partition_key`), keys, statuses, maxID, ids)
 	if err != nil {
@@ -269,22 +272,22 @@ WHERE partition_key = ANY(?) AND partition_key <> '' AND status IN ('pending', '
 		if err := rows.Scan(&tenant, &key, &id); err != nil {
 			return nil, err
 		}
-		blockers[sqlcommon.OrderKey(tenant, key)] = id
+		blockers[claimrule.OrderKey(tenant, key)] = id
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return sqlcommon.KeepOrdered(cands, blockers), nil
+	return claimrule.KeepOrdered(cands, blockers), nil
 }
 
 // scanCandidates reads the candidates and how long each has been due (in
 // microseconds, on the database clock).
-func scanCandidates(rows *sql.Rows) ([]sqlcommon.Candidate, map[int64]time.Duration, error) {
+func scanCandidates(rows *sql.Rows) ([]claimrule.Candidate, map[int64]time.Duration, error) {
 	defer rows.Close()
-	var cands []sqlcommon.Candidate
+	var cands []claimrule.Candidate
 	dueFor := map[int64]time.Duration{}
 	for rows.Next() {
-		var c sqlcommon.Candidate
+		var c claimrule.Candidate
 		var micros int64
 		if err := rows.Scan(&c.ID, &c.Tenant, &c.Key, &micros); err != nil {
 			return nil, nil, err

@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/claimrule"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 var (
@@ -41,13 +43,13 @@ func (s *Store) ClaimableTenantsExcept(ctx context.Context, sc store.Scope, limi
 	if err != nil {
 		return nil, err
 	}
-	if err := sqlcommon.CheckTenantList(sc, limit, ErrBadClaim); err != nil {
+	if err := claimrule.CheckTenantList(sc, limit, ErrBadClaim); err != nil {
 		return nil, err
 	}
 	if skip == nil {
 		skip = []string{}
 	}
-	filters, fargs := sqlcommon.ScopeWhere(sc, "r")
+	filters, fargs := sqlbuild.ScopeWhere(sc, "r")
 	// The WHERE terms repeat the partial index's, so the planner can use it.
 	next := "SELECT MIN(r.tenant) FROM " + table + ` r
   WHERE r.status IN ('pending', 'in_flight') AND r.tenant <> '' AND r.available_at <= now() AND r.tenant > t.name` + filters
@@ -62,7 +64,7 @@ t(name, gap, hit) AS (
   WHERE t.gap <= cardinality(b.s) + 1)
 SELECT name FROM t WHERE hit LIMIT ?`
 	args := append(append(append([]any{skip}, fargs...), fargs...), limit)
-	tenants, err := sqlcommon.QueryStrings(ctx, s.db, sqlcommon.Rebind(q), args...)
+	tenants, err := sqlscan.QueryStrings(ctx, s.db, sqlbuild.Rebind(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: claimable tenants of %s: %w", sc.Table, err)
 	}

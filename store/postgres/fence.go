@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/claimrule"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 // fenceWhere limits a fenced change to rows still in flight under the
@@ -62,18 +64,18 @@ func (s *Store) fenced(ctx context.Context, op string, f store.Fence, ids []int6
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	q := sqlcommon.Rebind(sqlcommon.ReplaceTable(head, table) + fenceWhere)
+	q := sqlbuild.Rebind(sqlbuild.ReplaceTable(head, table) + fenceWhere)
 	args = append(args, f.Token)
 	var done []int64
 	bound := boundArg(s.bound.Get())
-	err = s.statementTx(ctx, s.markSettings(), bound, q, args, func(rows sqlcommon.Cursor) (err error) {
-		done, err = sqlcommon.ReadIDs(rows)
+	err = s.statementTx(ctx, s.markSettings(), bound, q, args, func(rows sqlscan.Cursor) (err error) {
+		done, err = sqlscan.ReadIDs(rows)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: %s in %s: %w", op, f.Table, err)
 	}
-	return sqlcommon.Missing(ids, done), nil
+	return claimrule.Missing(ids, done), nil
 }
 
 // failures splits fs into ids, trimmed error texts and backoffs in µs.
@@ -83,8 +85,8 @@ func failures(fs []store.Failure) (ids []int64, errs []string, waits []int64) {
 	waits = make([]int64, len(fs))
 	for i, f := range fs {
 		ids[i] = f.ID
-		errs[i] = sqlcommon.TrimError(f.Error)
-		waits[i] = sqlcommon.Micros(max(f.RetryIn, 0))
+		errs[i] = sqlbuild.TrimError(f.Error)
+		waits[i] = sqlbuild.Micros(max(f.RetryIn, 0))
 	}
 	return ids, errs, waits
 }

@@ -5,14 +5,15 @@ import (
 	"fmt"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 var _ store.LaneStater = (*Store)(nil)
 
 // LaneStates returns every lane's row of herald_lane_state.
 func (s *Store) LaneStates(ctx context.Context) (map[string]store.LaneState, error) {
-	return sqlcommon.LaneStates(ctx, s.db, "postgres store")
+	return sqlscan.LaneStates(ctx, s.db, "postgres store")
 }
 
 // SetLanePaused pauses or resumes lane; pausing a paused lane keeps its
@@ -39,7 +40,7 @@ ON CONFLICT (lane) DO UPDATE SET
   broker_since = CASE WHEN herald_lane_state.broker_up = EXCLUDED.broker_up AND herald_lane_state.broker_since IS NOT NULL
                  THEN herald_lane_state.broker_since ELSE EXCLUDED.broker_since END,
   broker = EXCLUDED.broker, broker_up = EXCLUDED.broker_up, broker_error = EXCLUDED.broker_error,
-  broker_node = EXCLUDED.broker_node`, lane, r.Broker, r.Up, sqlcommon.TrimError(r.Error), r.Node)
+  broker_node = EXCLUDED.broker_node`, lane, r.Broker, r.Up, sqlbuild.TrimError(r.Error), r.Node)
 		if err != nil {
 			return fmt.Errorf("postgres store: broker state of lane %s: %w", lane, err)
 		}

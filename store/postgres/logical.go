@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/loglane"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 // Log lanes on PostgreSQL read the outbox table's INSERTs (and Herald's
@@ -100,8 +100,8 @@ func (s *Store) OpenLog(ctx context.Context, p store.LogParams) (store.LogStream
 	if err != nil {
 		return nil, err
 	}
-	st := &logStream{s: s, p: p, table: table, pub: PublicationName(p.Table), slot: SlotName(p.Lane),
-		confirmed: pglogrepl.LSN(pos), lastRenew: time.Now()}
+	st := &logStream{s: s, p: p, table: table, pub: PublicationName(p.Table), slot: SlotName(p.Lane)}
+	st.pos.Start(pos)
 	if err := st.open(ctx); err != nil {
 		st.Close()
 		return nil, err
@@ -119,7 +119,7 @@ func (s *Store) takeLease(ctx context.Context, p store.LogParams) (uint64, error
 	var pos int64
 	err := s.db.QueryRowContext(ctx, `UPDATE herald_log_lanes SET owner = $2, lease_until = now() + $3 * interval '1 microsecond'
 WHERE lane = $1 AND (owner = $2 OR owner = '' OR lease_until < now()) RETURNING position`,
-		p.Lane, p.Owner, sqlcommon.Micros(p.Lease)).Scan(&pos)
+		p.Lane, p.Owner, sqlbuild.Micros(p.Lease)).Scan(&pos)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, store.ErrLogLeaseHeld
 	}
@@ -146,34 +146,26 @@ func (s *Store) ensurePublication(ctx context.Context, pub, table string) error 
 	return err
 }
 
-// handOverBacklog gives the lane's polling workers every pending row no one
-// owns: the rows committed before the lane's slot existed, which the slot
-// cannot stream. Rows committed after it are streamed too (published twice,
-// deduped by event id); none is left out.
-func (s *Store) handOverBacklog(ctx context.Context, p store.LogParams, table string) (int64, error) {
-	scope, args := sqlcommon.ScopeWhere(p.Scope, "")
-	q := "UPDATE " + table + " SET lease_owner = ? WHERE status = 'pending' AND lease_owner = ''" + scope
-	return s.exec(ctx, sqlcommon.Rebind(q), append([]any{LogOwner(p.Lane)}, args...)...)
-}
-
 // LogOwner is the lease_owner a log lane writes on the rows it hands over
 // to its polling workers.
-func LogOwner(lane string) string { return "log:" + lane }
+func LogOwner(lane string) string { return loglane.Owner(lane) }
+
+// logDialect is the log lanes' shared bookkeeping's view of PostgreSQL,
+// made once by New.
+func (s *Store) logDialect() loglane.Dialect {
+	return loglane.Dialect{Name: "postgres store", DB: s.db, Bind: sqlbuild.Rebind, Now: "now()", Quote: quote,
+		InTx: s.inTx, Exec: s.exec}
+}
 
 // renewLease extends the lease and records pos, if the lease is still ours.
 func (s *Store) renewLease(ctx context.Context, p store.LogParams, pos uint64) error {
 	return renewLeaseIn(ctx, s.db, p, pos)
 }
 
-// execer is a pool or a transaction.
-type execer interface {
-	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
-}
-
-func renewLeaseIn(ctx context.Context, db execer, p store.LogParams, pos uint64) error {
+func renewLeaseIn(ctx context.Context, db loglane.Execer, p store.LogParams, pos uint64) error {
 	res, err := db.ExecContext(ctx, `UPDATE herald_log_lanes SET position = GREATEST(position, $3), updated_at = now(),
   lease_until = now() + $4 * interval '1 microsecond' WHERE lane = $1 AND owner = $2 AND lease_until >= now()`,
-		p.Lane, p.Owner, int64(pos), sqlcommon.Micros(p.Lease))
+		p.Lane, p.Owner, int64(pos), sqlbuild.Micros(p.Lease))
 	if err != nil {
 		return fmt.Errorf("postgres store: log lane %s: position: %w", p.Lane, err)
 	}
@@ -181,12 +173,6 @@ func renewLeaseIn(ctx context.Context, db execer, p store.LogParams, pos uint64)
 		return store.ErrLogLeaseLost
 	}
 	return nil
-}
-
-// releaseLease gives the lease up so a standby need not wait for it to end.
-func (s *Store) releaseLease(ctx context.Context, p store.LogParams) {
-	_, _ = s.db.ExecContext(ctx, `UPDATE herald_log_lanes SET owner = '', lease_until = now() WHERE lane = $1 AND owner = $2`,
-		p.Lane, p.Owner)
 }
 
 // dropLog removes what log lanes keep for table: its publication, and its

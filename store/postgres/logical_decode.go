@@ -13,7 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/loglane"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 // decoder turns pgoutput messages into the lane's records.
@@ -47,7 +48,7 @@ func (d *decoder) event(m pglogrepl.Message, sc store.Scope) (store.Record, bool
 	default:
 		return rec, false
 	}
-	return rec, sqlcommon.LogInScope(rec.Event, sc)
+	return rec, loglane.InScope(rec.Event, sc)
 }
 
 // tupleColumns is the columns of a tuple pglogrepl decoded.
@@ -86,11 +87,11 @@ func (d *decoder) rowRecord(rel *pglogrepl.RelationMessage, tuple []tupleColumn)
 		}
 	}
 	rec.Event.CreatedAt, rec.AvailableAt = rec.Event.CreatedAt.UTC(), rec.AvailableAt.UTC()
-	rec.Event.Headers, rec.HeadersErr = sqlcommon.DecodeHeaders(headers)
+	rec.Event.Headers, rec.HeadersErr = sqlscan.DecodeHeaders(headers)
 	if err := errors.Join(errs...); err != nil {
 		rec.HeadersErr = fmt.Errorf("the row as decoded from the log: %w", err)
 	}
-	sqlcommon.FinishLogRecord(&rec)
+	loglane.FinishRecord(&rec)
 	return rec
 }
 
@@ -176,7 +177,7 @@ func messageRecord(m *pglogrepl.LogicalDecodingMessage) store.Record {
 		// the next receive overwrites before the dead row is written.
 		rec.Event.Payload = bytes.Clone(m.Content)
 		rec.HeadersErr = fmt.Errorf("logical message at %s: %w", m.LSN, err)
-		sqlcommon.FinishLogRecord(&rec)
+		loglane.FinishRecord(&rec)
 		return rec
 	}
 	if lm.EventID != "" {
@@ -188,6 +189,6 @@ func messageRecord(m *pglogrepl.LogicalDecodingMessage) store.Record {
 	if len(lm.Payload) > 0 {
 		rec.Event.Payload = []byte(lm.Payload)
 	}
-	sqlcommon.FinishLogRecord(&rec)
+	loglane.FinishRecord(&rec)
 	return rec
 }

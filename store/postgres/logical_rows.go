@@ -4,11 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 // HandOver writes failed (or parked) log events to their rows for the
@@ -17,24 +16,10 @@ import (
 // (logical messages) are inserted. A row no longer pending (handed over or
 // settled when the batch was read before a restart) is left as it is.
 func (s *Store) HandOver(ctx context.Context, table, lane string, fs []store.LogFailure) error {
-	if len(fs) == 0 {
-		return nil
-	}
-	q, err := quote(table)
-	if err != nil {
-		return err
-	}
 	if err := s.awaitVisible(ctx, rowTxns(fs)); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, f := range fs {
-			if err := handOverOne(ctx, tx, q, LogOwner(lane), f); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return s.logs.HandOver(ctx, table, lane, fs, handOverOne)
 }
 
 // rowTxns is the transactions that wrote the rows of fs.
@@ -53,7 +38,7 @@ func handOverOne(ctx context.Context, tx *sql.Tx, table, owner string, f store.L
 	if f.Dead {
 		status = "dead"
 	}
-	msg := sqlcommon.TrimError(f.Error)
+	msg := sqlbuild.TrimError(f.Error)
 	if f.Record.ID == 0 {
 		return insertHandedOver(ctx, tx, table, owner, status, f, msg)
 	}
@@ -64,7 +49,7 @@ func handOverOne(ctx context.Context, tx *sql.Tx, table, owner string, f store.L
   attempts = attempts + CASE WHEN $5 THEN 1 ELSE 0 END,
   last_error = CASE WHEN $4 = '' THEN last_error ELSE $4 END,
   available_at = CASE WHEN $2 = 'dead' THEN now() WHEN $5 THEN now() + $6 * interval '1 microsecond' ELSE available_at END
-WHERE id = $1 AND status = 'pending'`, f.Record.ID, status, owner, msg, f.Attempted, sqlcommon.Micros(f.RetryIn))
+WHERE id = $1 AND status = 'pending'`, f.Record.ID, status, owner, msg, f.Attempted, sqlbuild.Micros(f.RetryIn))
 	return err
 }
 
@@ -83,7 +68,7 @@ func insertHandedOver(ctx context.Context, tx *sql.Tx, table, owner, status stri
   status, attempts, last_error, lease_owner, available_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now() + $12 * interval '1 microsecond') ON CONFLICT (event_id) DO NOTHING`,
 		ev.ID, ev.Tenant, ev.Topic, ev.Type, ev.PartitionKey, string(headers), ev.Payload, status, attempts, msg, owner,
-		sqlcommon.Micros(f.RetryIn))
+		sqlbuild.Micros(f.RetryIn))
 	return err
 }
 
@@ -114,28 +99,18 @@ func journalMarks(ctx context.Context, tx *sql.Tx, p store.LogParams, ds []store
 // the bulk statement did not settle are looked at again (settleMissed), so
 // that none leaves the journal unaccounted for.
 func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, deleteRows bool) (store.MarksApplied, error) {
-	var res store.MarksApplied
-	q, err := quote(table)
-	if err != nil {
-		return res, err
-	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.logs.ApplyMarks(ctx, table, lane, func(ctx context.Context, tx *sql.Tx, q string) (store.MarksApplied, error) {
 		// Asynchronous commit as the polling lanes' marks: a crash can lose
 		// the transaction, journal row and marks together, never one alone.
 		if _, err := tx.ExecContext(ctx, asyncCommit, boundArg(applyBound)); err != nil {
-			return err
+			return store.MarksApplied{}, err
 		}
-		var missed []journaled
-		var err error
-		if res, missed, err = applyJournal(ctx, tx, q, lane, limit, deleteRows); err != nil || len(missed) == 0 {
-			return err
+		res, missed, err := applyJournal(ctx, tx, q, lane, limit, deleteRows)
+		if err != nil || len(missed) == 0 {
+			return res, err
 		}
-		return settleMissed(ctx, tx, q, missed, deleteRows, &res)
+		return res, settleMissed(ctx, tx, q, missed, deleteRows, &res)
 	})
-	if err != nil {
-		return store.MarksApplied{}, fmt.Errorf("postgres store: marking log events of lane %s delivered: %w", lane, err)
-	}
-	return res, nil
 }
 
 // journaled is one journaled row: its id and receipt.
@@ -221,28 +196,5 @@ SELECT (SELECT count(*) FROM upd), (SELECT count(*) FROM `+q+` t WHERE t.id = AN
 
 // HandedOverKeys lists the keys of scope with unfinished handed-over rows.
 func (s *Store) HandedOverKeys(ctx context.Context, lane string, sc store.Scope, parkOnDead bool) ([][2]string, error) {
-	table, err := quote(sc.Table)
-	if err != nil {
-		return nil, err
-	}
-	statuses := []string{"pending", "in_flight"}
-	if parkOnDead {
-		statuses = append(statuses, "dead")
-	}
-	scope, args := sqlcommon.ScopeWhere(sc, "")
-	rows, err := s.db.QueryContext(ctx, sqlcommon.Rebind("SELECT DISTINCT tenant, partition_key FROM "+table+
-		" WHERE partition_key <> '' AND lease_owner <> '' AND status = ANY(?)"+scope), append([]any{statuses}, args...)...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres store: handed-over keys of %s: %w", sc.Table, err)
-	}
-	defer rows.Close()
-	var keys [][2]string
-	for rows.Next() {
-		var k [2]string
-		if err := rows.Scan(&k[0], &k[1]); err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
-	}
-	return keys, rows.Err()
+	return s.logs.HandedOverKeys(ctx, lane, sc, parkOnDead)
 }

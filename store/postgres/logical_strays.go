@@ -2,13 +2,12 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 
 	"github.com/jackc/pglogrepl"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/loglane"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 // Strays hands over the rows of sc that the log passed without settling
@@ -18,28 +17,7 @@ import (
 // recorded its transaction: the row must be marked, journaled or handed
 // over by then.
 func (s *Store) Strays(ctx context.Context, lane string, sc store.Scope, probe store.StrayProbe, limit int) (store.StrayProbe, []int64, error) {
-	q, err := quote(sc.Table)
-	if err != nil {
-		return probe, nil, err
-	}
-	return sqlcommon.Strays(ctx, "postgres store", lane, sqlcommon.StraySteps{
-		Reached:  func(ctx context.Context, end uint64) (bool, error) { return s.positionReached(ctx, lane, end) },
-		HandOver: func(ctx context.Context, ids []int64) ([]int64, error) { return s.handOverStrays(ctx, q, lane, ids) },
-		Sample: func(ctx context.Context, limit int) (store.StrayProbe, error) {
-			return s.sampleStrays(ctx, q, sc, limit)
-		},
-	}, probe, limit)
-}
-
-// positionReached reports whether lane's recorded position is at or past
-// end (false before the lane has a position).
-func (s *Store) positionReached(ctx context.Context, lane string, end uint64) (bool, error) {
-	var reached bool
-	err := s.db.QueryRowContext(ctx, `SELECT position >= $2 FROM herald_log_lanes WHERE lane = $1`, lane, int64(end)).Scan(&reached)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return reached, err
+	return s.logs.Strays(ctx, lane, sc, probe, limit, s.handOverStrays, s.walInsertEnd)
 }
 
 // handOverStrays gives the rows of ids still pending, without an owner and
@@ -50,35 +28,21 @@ func (s *Store) handOverStrays(ctx context.Context, q, lane string, ids []int64)
 	rows, err := s.db.QueryContext(ctx, `UPDATE `+q+` t SET lease_owner = $3, last_error = $4
 WHERE t.id = ANY($1) AND (t.status || '') = 'pending' AND t.lease_owner = ''
   AND NOT EXISTS (SELECT 1 FROM herald_log_marks m WHERE m.lane = $2 AND t.id = ANY(m.ids))
-RETURNING t.id`, ids, lane, LogOwner(lane), sqlcommon.StrayError)
+RETURNING t.id`, ids, lane, LogOwner(lane), loglane.StrayError)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	return sqlcommon.ReadIDs(rows)
+	return sqlscan.ReadIDs(rows)
 }
 
-// sampleStrays reads up to limit pending rows of sc without an owner,
-// oldest first, then the WAL insert position.
-func (s *Store) sampleStrays(ctx context.Context, q string, sc store.Scope, limit int) (store.StrayProbe, error) {
-	scope, args := sqlcommon.ScopeWhere(sc, "")
-	rows, err := s.db.QueryContext(ctx, sqlcommon.Rebind("SELECT id FROM "+q+" WHERE status = 'pending' AND lease_owner = ''"+
-		scope+" ORDER BY id LIMIT ?"), append(args, limit)...)
-	if err != nil {
-		return store.StrayProbe{}, err
-	}
-	ids, err := sqlcommon.ReadIDs(rows)
-	rows.Close()
-	if err != nil || len(ids) == 0 {
-		return store.StrayProbe{}, err
-	}
+// walInsertEnd is the WAL's insert position now: a row visible before it
+// was read was committed before it.
+func (s *Store) walInsertEnd(ctx context.Context) (uint64, error) {
 	var lsn string
 	if err := s.db.QueryRowContext(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
-		return store.StrayProbe{}, err
+		return 0, err
 	}
 	end, err := pglogrepl.ParseLSN(lsn)
-	if err != nil {
-		return store.StrayProbe{}, err
-	}
-	return store.StrayProbe{IDs: ids, LogEnd: uint64(end)}, nil
+	return uint64(end), err
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -16,7 +15,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/loglane"
 )
 
 // statusEvery is how often the stream tells the server where it is, well
@@ -32,14 +31,10 @@ type logStream struct {
 	slot  string
 	conn  *pgconn.PgConn
 	dec   decoder
-	// confirmed is the position recorded and sent to the server: every
-	// transaction ending at or before it is settled.
-	confirmed  pglogrepl.LSN
+	// pos is the recorded position, Confirmed once Next took it and sent
+	// it to the server, and the lease's renewal.
+	pos        loglane.Position
 	lastStatus time.Time
-	lastRenew  time.Time
-	// recorded is the position Record last wrote (it runs on another
-	// goroutine); Next confirms it to the server.
-	recorded atomic.Uint64
 	// skipTo is the position the stream started at: transactions ending at
 	// or before it were settled before (the server may send them again).
 	skipTo pglogrepl.LSN
@@ -77,18 +72,17 @@ func (st *logStream) open(ctx context.Context) error {
 	if err := st.s.ensurePublication(ctx, st.pub, st.table); err != nil {
 		return fmt.Errorf("postgres store: publication %s: %w", st.pub, err)
 	}
-	if st.confirmed == 0 {
+	if st.pos.Confirmed == 0 {
 		if err := st.createSlot(ctx); err != nil {
 			return err
 		}
 	}
-	err = pglogrepl.StartReplication(ctx, st.conn, st.slot, st.confirmed, pglogrepl.StartReplicationOptions{
+	err = pglogrepl.StartReplication(ctx, st.conn, st.slot, st.confirmed(), pglogrepl.StartReplicationOptions{
 		PluginArgs: pluginArgs(st.pub, st.conn.ParameterStatus("server_version"))})
 	if err != nil {
 		return st.startError(err)
 	}
-	st.skipTo = st.confirmed
-	st.recorded.Store(uint64(st.confirmed))
+	st.skipTo = st.confirmed()
 	st.dec = decoder{table: st.p.Table, prefix: MessagePrefix(st.p.Table), rels: map[uint32]*pglogrepl.RelationMessage{},
 		types: pgtype.NewMap()}
 	st.lastStatus = time.Now()
@@ -115,15 +109,19 @@ func (st *logStream) createSlot(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres store: slot %s: %w", st.slot, err)
 	}
-	if _, err := st.s.handOverBacklog(ctx, st.p, st.table); err != nil {
+	if _, err := st.s.logs.HandOverBacklog(ctx, st.p, st.table); err != nil {
 		return fmt.Errorf("postgres store: log lane %s: handing over the rows before the slot: %w", st.p.Lane, err)
 	}
 	if err := st.s.renewLease(ctx, st.p, uint64(start)); err != nil {
 		return err
 	}
-	st.confirmed = start
+	st.pos.Start(uint64(start))
 	return nil
 }
+
+// confirmed is the position recorded and sent to the server: every
+// transaction ending at or before it is settled.
+func (st *logStream) confirmed() pglogrepl.LSN { return pglogrepl.LSN(st.pos.Confirmed) }
 
 // startError names a slot that is gone (ErrLogPositionLost) or still in use
 // by a reader that just died (ErrLogLeaseHeld: try again).
@@ -133,7 +131,7 @@ func (st *logStream) startError(err error) error {
 		switch {
 		case pe.Code == "42704":
 			return fmt.Errorf("%w: replication slot %s does not exist (lane %s at %s; see docs/loglanes.md, Faults): %v",
-				store.ErrLogPositionLost, st.slot, st.p.Lane, st.confirmed, err)
+				store.ErrLogPositionLost, st.slot, st.p.Lane, st.confirmed(), err)
 		case pe.Code == "55006":
 			return fmt.Errorf("%w: replication slot %s is still active: %v", store.ErrLogLeaseHeld, st.slot, err)
 		case pe.Code == "55000" && pe.Message != "":
@@ -142,10 +140,6 @@ func (st *logStream) startError(err error) error {
 	}
 	return fmt.Errorf("postgres store: start replication on %s: %w", st.slot, err)
 }
-
-// linger is how long Next waits for more transactions once it has events:
-// a burst still arriving fills the batch, a lone commit is not held back.
-const linger = time.Millisecond
 
 // Next reads whole transactions until limit events, or until wait passed
 // (linger, once it has events). A transaction cut by the deadline stays
@@ -166,28 +160,14 @@ func (st *logStream) Next(ctx context.Context, limit int, wait time.Duration) (s
 }
 
 func (st *logStream) next(ctx context.Context, limit int, wait time.Duration) (store.LogBatch, error) {
-	b := store.LogBatch{End: uint64(max(st.readEnd, st.confirmed))}
-	defer func() { st.readEnd = max(st.readEnd, pglogrepl.LSN(b.End)) }()
-	deadline := time.Now().Add(wait)
-	for {
-		if err := st.keepAlive(ctx); err != nil {
-			return b, err
-		}
-		msg, err := st.receive(ctx, deadline)
-		if err != nil || msg == nil {
-			return st.idleEnd(b), err
-		}
-		committed, err := st.handle(msg, &b)
-		if err != nil {
-			return b, err
-		}
-		if committed && len(b.Records) >= limit {
-			return b, nil
-		}
-		if committed && len(b.Records) > 0 {
-			deadline = earliest(deadline, time.Now().Add(linger))
-		}
+	b := store.LogBatch{End: uint64(max(st.readEnd, st.confirmed()))}
+	idle, err := loglane.Fill(ctx, loglane.Steps[[]byte]{KeepAlive: st.keepAlive, Receive: st.receive, Handle: st.handle},
+		&b, limit, wait)
+	st.readEnd = max(st.readEnd, pglogrepl.LSN(b.End))
+	if idle {
+		return st.idleEnd(b), err
 	}
+	return b, err
 }
 
 // idleEnd moves an idle batch's end to the server's WAL end, so that a
@@ -199,24 +179,25 @@ func (st *logStream) idleEnd(b store.LogBatch) store.LogBatch {
 	return b
 }
 
-// receive returns the next CopyData payload, or nil at the deadline.
-func (st *logStream) receive(ctx context.Context, deadline time.Time) ([]byte, error) {
-	rctx, cancel := context.WithDeadline(ctx, earliest(deadline, st.lastStatus.Add(statusEvery)))
+// receive returns the next CopyData payload, or ok false at the deadline
+// (or at the next status update, or on another message).
+func (st *logStream) receive(ctx context.Context, deadline time.Time) ([]byte, bool, error) {
+	rctx, cancel := context.WithDeadline(ctx, loglane.Earliest(deadline, st.lastStatus.Add(statusEvery)))
 	defer cancel()
 	raw, err := st.conn.ReceiveMessage(rctx)
 	if err != nil {
 		if pgconn.Timeout(err) && ctx.Err() == nil {
-			return nil, nil
+			return nil, false, nil
 		}
-		return nil, fmt.Errorf("postgres store: replication stream: %w", err)
+		return nil, false, fmt.Errorf("postgres store: replication stream: %w", err)
 	}
 	switch m := raw.(type) {
 	case *pgproto3.CopyData:
-		return m.Data, nil
+		return m.Data, true, nil
 	case *pgproto3.ErrorResponse:
-		return nil, st.startError(pgconn.ErrorResponseToPgError(m))
+		return nil, false, st.startError(pgconn.ErrorResponseToPgError(m))
 	}
-	return nil, nil
+	return nil, false, nil
 }
 
 // handle decodes one message into b; done is true after a commit.
@@ -282,21 +263,19 @@ func (st *logStream) decode(x pglogrepl.XLogData, b *store.LogBatch) (bool, erro
 // keepAlive sends the server the confirmed position when it asked or
 // statusEvery passed, and renews the lease every lease/3.
 func (st *logStream) keepAlive(ctx context.Context) error {
-	if rec := pglogrepl.LSN(st.recorded.Load()); rec > st.confirmed {
-		st.confirmed, st.lastRenew = rec, time.Now() // Record renewed the lease
-		st.lastStatus = time.Time{}
+	if st.pos.CatchUp() {
+		st.lastStatus = time.Time{} // tell the server at once
 	}
-	if time.Since(st.lastRenew) > st.p.Lease/3 {
-		if err := st.s.renewLease(ctx, st.p, uint64(st.confirmed)); err != nil {
-			return err
-		}
-		st.lastRenew = time.Now()
+	if err := st.pos.KeepLease(ctx, st.p.Lease, func(ctx context.Context, pos uint64) error {
+		return st.s.renewLease(ctx, st.p, pos)
+	}); err != nil {
+		return err
 	}
 	if time.Since(st.lastStatus) < statusEvery {
 		return nil
 	}
 	st.lastStatus = time.Now()
-	return pglogrepl.SendStandbyStatusUpdate(ctx, st.conn, pglogrepl.StandbyStatusUpdate{WALWritePosition: st.confirmed})
+	return pglogrepl.SendStandbyStatusUpdate(ctx, st.conn, pglogrepl.StandbyStatusUpdate{WALWritePosition: st.confirmed()})
 }
 
 // txnEnd is a decoded transaction with rows: its xid and where it ends.
@@ -356,17 +335,16 @@ func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery
 	if err := st.s.awaitVisible(ctx, st.unseenUpTo(pglogrepl.LSN(end))); err != nil {
 		return err
 	}
-	err := st.s.inTx(ctx, func(tx *sql.Tx) error {
+	err := st.pos.Record(ctx, end, st.s.inTx, func(tx *sql.Tx) error {
 		if err := journalMarks(ctx, tx, st.p, ds); err != nil {
 			return fmt.Errorf("postgres store: journaling %d log events delivered: %w", len(ds), err)
 		}
-		return renewLeaseIn(ctx, tx, st.p, end)
-	})
+		return nil
+	}, func(tx *sql.Tx) error { return renewLeaseIn(ctx, tx, st.p, end) })
 	if err != nil {
 		return err
 	}
 	st.forgetUpTo(pglogrepl.LSN(end))
-	sqlcommon.RaisePosition(&st.recorded, end)
 	return nil
 }
 
@@ -377,13 +355,6 @@ func (st *logStream) Close() error {
 	if st.conn != nil {
 		_ = st.conn.Close(ctx)
 	}
-	st.s.releaseLease(ctx, st.p)
+	st.s.logs.ReleaseLease(ctx, st.p)
 	return nil
-}
-
-func earliest(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }

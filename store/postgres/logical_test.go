@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/postgres"
+	"github.com/heraldhq/herald/store/storetest"
 )
 
 // logicalEnv is a PostgreSQL of the test's own with wal_level=logical, a
@@ -24,6 +25,21 @@ type logicalEnv struct {
 	s     *postgres.Store
 	db    *sql.DB
 	table string
+}
+
+// TestLogicalConformance runs the suite's groups of optional abilities on
+// a server that serves log lanes: the shared test server's wal_level is
+// replica, so TestConformance there checks only that log lanes are refused.
+func TestLogicalConformance(t *testing.T) {
+	e := newLogicalEnv(t)
+	storetest.RunFeatures(t, func(tb testing.TB) store.Store {
+		s, err := postgres.Open(context.Background(), e.dsn, postgres.Options{})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { _ = s.Close() })
+		return s
+	}, features)
 }
 
 func newLogicalEnv(t *testing.T) *logicalEnv {

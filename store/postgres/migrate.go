@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlmigrate"
 )
 
 //go:embed migrations/*.sql
@@ -83,7 +83,7 @@ func apply(ctx context.Context, tx *sql.Tx, kind, table string) error {
 
 // applyUpTo is apply stopping at version last (tests build old tables).
 func applyUpTo(ctx context.Context, tx *sql.Tx, kind, table string, last int) error {
-	ms, err := sqlcommon.LoadMigrations(migrationFiles, kind)
+	ms, err := sqlmigrate.LoadMigrations(migrationFiles, kind)
 	if err != nil {
 		return err
 	}

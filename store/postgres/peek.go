@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 var _ store.Peeker = (*Store)(nil)
@@ -23,8 +23,8 @@ func (s *Store) Ready(ctx context.Context, sc store.Scope) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	where, args := sqlcommon.ScopeWhere(sc, "r")
-	q := sqlcommon.Rebind("SELECT 1 FROM " + table + " r WHERE r.status = 'pending' AND r.available_at <= now()" + where + " LIMIT 1")
+	where, args := sqlbuild.ScopeWhere(sc, "r")
+	q := sqlbuild.Rebind("SELECT 1 FROM " + table + " r WHERE r.status = 'pending' AND r.available_at <= now()" + where + " LIMIT 1")
 	var one int
 	err = s.db.QueryRowContext(ctx, q, args...).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {

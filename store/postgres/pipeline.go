@@ -5,11 +5,10 @@ import (
 	"database/sql"
 	"errors"
 
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
-
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
 )
 
 // A claim or a mark is a transaction of four statements: BEGIN, the
@@ -29,7 +28,7 @@ import (
 // statementTx runs settings($1 = bound), then q with args, as one READ
 // COMMITTED transaction, handing q's rows to read: in one round trip
 // (oneTrip) on a pool of pgx's driver, a statement at a time otherwise.
-func (s *Store) statementTx(ctx context.Context, settings, bound, q string, args []any, read func(sqlcommon.Cursor) error) error {
+func (s *Store) statementTx(ctx context.Context, settings, bound, q string, args []any, read func(sqlscan.Cursor) error) error {
 	if s.pipelined {
 		return s.oneTrip(ctx, settings, bound, q, args, read)
 	}
@@ -58,7 +57,7 @@ func pipelines(db *sql.DB) bool {
 // before they are closed. Conflicts are retried like inTx's, and so is a
 // connection found dead before anything reached the server (a pooled
 // connection the server closed, after a restart say).
-func (s *Store) oneTrip(ctx context.Context, settings, bound, q string, args []any, read func(sqlcommon.Cursor) error) error {
+func (s *Store) oneTrip(ctx context.Context, settings, bound, q string, args []any, read func(sqlscan.Cursor) error) error {
 	return retryLoop(ctx, func() error {
 		var err error
 		for attempt := 0; attempt < 3; attempt++ {
@@ -71,7 +70,7 @@ func (s *Store) oneTrip(ctx context.Context, settings, bound, q string, args []a
 }
 
 // sendOnConn runs sendTx on one pooled connection.
-func (s *Store) sendOnConn(ctx context.Context, settings, bound, q string, args []any, read func(sqlcommon.Cursor) error) error {
+func (s *Store) sendOnConn(ctx context.Context, settings, bound, q string, args []any, read func(sqlscan.Cursor) error) error {
 	c, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -90,7 +89,7 @@ func (s *Store) sendOnConn(ctx context.Context, settings, bound, q string, args 
 // failed transaction is rolled back before the connection goes back to the
 // pool, or the connection is closed (and so dropped by the pool) if that
 // fails too.
-func sendTx(ctx context.Context, conn *pgx.Conn, settings, bound, q string, args []any, read func(sqlcommon.Cursor) error) error {
+func sendTx(ctx context.Context, conn *pgx.Conn, settings, bound, q string, args []any, read func(sqlscan.Cursor) error) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 	b.Queue(settings, bound)
@@ -110,7 +109,7 @@ func sendTx(ctx context.Context, conn *pgx.Conn, settings, bound, q string, args
 }
 
 // readTx reads the batch's four results in order.
-func readTx(br pgx.BatchResults, read func(sqlcommon.Cursor) error) error {
+func readTx(br pgx.BatchResults, read func(sqlscan.Cursor) error) error {
 	for range 2 { // BEGIN, settings
 		if _, err := br.Exec(); err != nil {
 			return err

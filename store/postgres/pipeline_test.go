@@ -10,7 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 	"github.com/heraldhq/herald/store/storetest"
 )
 
@@ -39,7 +39,7 @@ func TestPipelineIsOneTransaction(t *testing.T) {
 	var inside string
 	err = s.oneTrip(ctx, s.markSettings(), "1000",
 		"INSERT INTO herald_pipe_test VALUES (1) RETURNING current_setting('synchronous_commit')", nil,
-		func(rows sqlcommon.Cursor) error {
+		func(rows sqlscan.Cursor) error {
 			for rows.Next() {
 				if err := rows.Scan(&inside); err != nil {
 					return err
@@ -58,7 +58,7 @@ func TestPipelineIsOneTransaction(t *testing.T) {
 	// The INSERT succeeds, then the statement fails: nothing of it stays.
 	err = s.oneTrip(ctx, s.markSettings(), "1000",
 		"WITH i AS (INSERT INTO herald_pipe_test VALUES (2) RETURNING v) SELECT v / 0 FROM i", nil,
-		func(rows sqlcommon.Cursor) error {
+		func(rows sqlscan.Cursor) error {
 			for rows.Next() {
 			}
 			return rows.Err()
@@ -86,5 +86,5 @@ func TestConformanceInTx(t *testing.T) {
 		tb.Cleanup(func() { _ = s.Close() })
 		s.pipelined = false
 		return s
-	})
+	}, storetest.Features{Wakeups: true, TenantSkipList: true, LogLanes: true})
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/dbtest"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 // TestClaimPlans checks that the claim's locking reads run off the partial
@@ -58,7 +58,7 @@ func checkPlans(t *testing.T, db *sql.DB, table, when string) {
 			}
 			p := store.ClaimParams{Scope: tc.scope, Limit: 100, Ordered: ordered}
 			cte, args := candidates(`"`+table+`"`, p, extra)
-			plan := explain(t, db, sqlcommon.Rebind(cte+" SELECT * FROM picked"), args)
+			plan := explain(t, db, sqlbuild.Rebind(cte+" SELECT * FROM picked"), args)
 			if !strings.Contains(plan, "Index Scan using "+index+" ") || strings.Contains(plan, "Sort") {
 				t.Errorf("%s: claim, tenant %q, ordered %v: want an index scan of %s and no Sort; plan:\n%s",
 					when, tc.scope.Tenant, ordered, index, plan)

@@ -25,7 +25,10 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/loglane"
+	"github.com/heraldhq/herald/store/internal/projsql"
+	"github.com/heraldhq/herald/store/internal/sqlmaint"
+	"github.com/heraldhq/herald/store/internal/sqltx"
 )
 
 // Options tunes the pool that Open creates.
@@ -37,11 +40,18 @@ type Options struct {
 // Store is a store.Store (and store.Waker) on PostgreSQL. It is safe for
 // concurrent use.
 type Store struct {
+	// projections is the projection bookkeeping (store.ProjectionStore
+	// but MigrateProjections), maintenance Cleanup and TryLock: their
+	// methods are the store's.
+	projections
+	maintenance
+	// logs is the log lanes' bookkeeping shared with MariaDB's.
+	logs  loglane.Dialect
 	db    *sql.DB
 	owned bool
 	// bound is what claim and mark transactions may sit idle or wait for a
 	// lock (boundSettings), from the shortest lease claimed with.
-	bound sqlcommon.SmallestBound
+	bound sqltx.SmallestBound
 	// tcpBound says the server runs on Linux, where the bound also covers
 	// results the client stopped reading (see tcpBound); Open finds out.
 	tcpBound bool
@@ -54,6 +64,13 @@ type Store struct {
 	// stats keeps projection tables' planner statistics fresh.
 	stats *statsFreshener
 }
+
+// The shared parts a Store embeds, by unexported names so that they are
+// not fields of its API.
+type (
+	projections = projsql.Projections
+	maintenance = sqlmaint.Maintenance
+)
 
 var (
 	_ store.Store = (*Store)(nil)
@@ -70,7 +87,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	// JIT only slows down Herald's short statements (see planSettings).
 	cfg.RuntimeParams["jit"] = "off"
 	db := stdlib.OpenDB(*cfg)
-	if err := sqlcommon.SetUpPool(ctx, db, opts.MaxOpenConns, CheckVersion); err != nil {
+	if err := sqltx.SetUpPool(ctx, db, opts.MaxOpenConns, CheckVersion); err != nil {
 		return nil, connectError(err)
 	}
 	var version string
@@ -100,7 +117,11 @@ func dsnError(err error) error {
 // driver ("pgx") and keeps: Close leaves it open. Migrate checks the
 // server version.
 func New(db *sql.DB) *Store {
-	return &Store{db: db, pipelined: pipelines(db), stats: newStatsFreshener(db)}
+	s := &Store{db: db, pipelined: pipelines(db), stats: newStatsFreshener(db)}
+	s.projections = projsql.New(s.projectionDialect())
+	s.maintenance = sqlmaint.New(s.maintenanceDialect())
+	s.logs = s.logDialect()
+	return s
 }
 
 // Dialect returns the package's Dialect.
@@ -141,7 +162,7 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "55P03")
 }
 
-func retryLoop(ctx context.Context, f func() error) error { return sqlcommon.Retry(ctx, retryable, f) }
+func retryLoop(ctx context.Context, f func() error) error { return sqltx.Retry(ctx, retryable, f) }
 
 // quote returns table as a PostgreSQL identifier after validating it.
 func quote(table string) (string, error) {
@@ -153,7 +174,7 @@ func quote(table string) (string, error) {
 
 // inTx runs f in a READ COMMITTED transaction, retrying conflicts.
 func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
-	return sqlcommon.InTx(ctx, s.db, retryable, f)
+	return sqltx.InTx(ctx, s.db, retryable, f)
 }
 
 // connectError says what a failed connection means. A server that

@@ -39,7 +39,10 @@ func openStore(t testing.TB) *postgres.Store {
 // opener is openStore as the shared suites take it.
 func opener(tb testing.TB) store.Store { return openStore(tb) }
 
-func TestConformance(t *testing.T) { storetest.Run(t, opener) }
+// features are the optional abilities of a PostgreSQL store.
+var features = storetest.Features{Wakeups: true, TenantSkipList: true, LogLanes: true}
+
+func TestConformance(t *testing.T) { storetest.Run(t, opener, features) }
 
 func TestProjections(t *testing.T) { storetest.RunProjections(t, opener) }
 

@@ -4,17 +4,19 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/replaysql"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 var _ store.Replaying = (*Store)(nil)
 
 // replays is replay by query in PostgreSQL's SQL; a batch locks its rows
 // FOR UPDATE until it commits.
-func (s *Store) replays() sqlcommon.Replayer {
-	return sqlcommon.Replayer{Name: "postgres store", DB: s.db, Quote: quote, Now: "now()", Bind: sqlcommon.Rebind,
+func (s *Store) replays() replaysql.Replayer {
+	return replaysql.Replayer{Name: "postgres store", DB: s.db, Quote: quote, Now: "now()", Bind: sqlbuild.Rebind,
 		TimeArg: func(t time.Time) any { return t.UTC() },
-		Columns: sqlcommon.RecordColumns("") + ", now()", Scan: sqlcommon.ScanRecords,
+		Columns: sqlscan.RecordColumns("") + ", now()", Scan: sqlscan.ScanRecords,
 		Lock: " FOR UPDATE", InTx: s.inTx, Exec: s.exec,
 	}
 }

@@ -4,18 +4,17 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlmigrate"
 )
 
 // SchemaVersion implements store.SchemaChecker: the table's version in
 // herald_migrations (0 when that table does not exist yet) and the latest.
 func (s *Store) SchemaVersion(ctx context.Context, table string) (current, latest int, err error) {
-	ms, err := sqlcommon.LoadMigrations(migrationFiles, "outbox")
+	ms, err := sqlmigrate.LoadMigrations(migrationFiles, "outbox")
 	if err != nil {
 		return 0, 0, fmt.Errorf("postgres store: %w", err)
 	}
-	current, err = sqlcommon.SchemaVersion(ctx, s.db, "postgres store",
+	current, err = sqlmigrate.SchemaVersion(ctx, s.db, "postgres store",
 		"SELECT CASE WHEN to_regclass('herald_migrations') IS NULL THEN 0 ELSE 1 END",
 		"SELECT COALESCE(MAX(version), 0) FROM herald_migrations WHERE table_name = $1", table)
 	return current, ms[len(ms)-1].Version, err
@@ -26,15 +25,13 @@ var outboxColumns = []string{"id", "event_id", "tenant", "topic", "event_type", 
 	"payload", "status", "attempts", "last_error", "lease_owner", "lease_token", "receipt", "created_at",
 	"available_at", "delivered_at"}
 
-var _ store.TableChecker = (*Store)(nil)
-
 // CheckTable implements store.TableChecker.
 func (s *Store) CheckTable(ctx context.Context, table string) error {
-	own, err := sqlcommon.LoadMigrations(migrationFiles, "herald")
+	own, err := sqlmigrate.LoadMigrations(migrationFiles, "herald")
 	if err != nil {
 		return fmt.Errorf("postgres store: %w", err)
 	}
-	return sqlcommon.CheckTable(ctx, s.db, table, sqlcommon.TableSchema{Name: "postgres store",
+	return sqlmigrate.CheckTable(ctx, s.db, table, sqlmigrate.TableSchema{Name: "postgres store",
 		Columns: `SELECT attname FROM pg_attribute
   WHERE attrelid = to_regclass(quote_ident($1)) AND attnum > 0 AND NOT attisdropped`,
 		Want: outboxColumns, Version: s.SchemaVersion, Own: locksTable, OwnLatest: own[len(own)-1].Version})

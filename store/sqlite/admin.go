@@ -9,78 +9,55 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqlmaint"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 // Compile-time proof that Store is a store.Store.
 var _ store.Store = (*Store)(nil)
 
-// TryLock takes the named lock for interval if nobody holds it: one
-// conditional upsert, atomic under SQLite's single writer.
-func (s *Store) TryLock(ctx context.Context, name string, interval time.Duration) (bool, error) {
-	var n int64
-	err := s.write(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, `INSERT INTO herald_locks (name, until) VALUES (?, `+now+` + ?)
-ON CONFLICT (name) DO UPDATE SET until = excluded.until WHERE herald_locks.until <= `+now,
-			name, interval.Milliseconds())
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	if err != nil {
-		return false, wrap("trylock", name, err)
-	}
-	return n == 1, nil
-}
-
 // DefaultCleanupLimit bounds a cleanup round per state when
 // CleanupParams.Limit is 0.
-const DefaultCleanupLimit = 1000
+const DefaultCleanupLimit = sqlmaint.DefaultCleanupLimit
 
-// Cleanup deletes, per state, at most p.Limit rows older than that state's
-// age, oldest first: delivered and dead rows by their last change (for
+// maintenanceDialect is the upkeep SQL's view of this store (Cleanup,
+// TryLock), made once by New: each statement runs in the write slot
+// (exec). TryLock is one conditional upsert, atomic under SQLite's single
+// writer. Cleanup takes delivered and dead rows by their last change (for
 // delivered rows, delivered_at), pending rows by created_at.
-func (s *Store) Cleanup(ctx context.Context, p store.CleanupParams) (int64, error) {
-	qt, err := quote(p.Table)
-	if err != nil {
-		return 0, err
+func (s *Store) maintenanceDialect() sqlmaint.Dialect {
+	return sqlmaint.Dialect{
+		Name:   "sqlite",
+		Quote:  quote,
+		Scope:  func(sc store.Scope) (string, []any) { return scopeFilter("o", sc) },
+		Delete: cleanupSQL,
+		Age:    func(d time.Duration) any { return d.Milliseconds() },
+		Lock: func(name string, interval time.Duration) []sqlmaint.Statement {
+			return []sqlmaint.Statement{{SQL: `INSERT INTO herald_locks (name, until) VALUES (?, ` + now + ` + ?)
+ON CONFLICT (name) DO UPDATE SET until = excluded.until WHERE herald_locks.until <= ` + now,
+				Args: []any{name, interval.Milliseconds()}}}
+		},
+		Exec: s.exec,
+		Wrap: wrap,
 	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = DefaultCleanupLimit
+}
+
+// cleanupSQL is one cleanup round's statement. The repeated status IN
+// terms let SQLite use the partial indexes. Finished rows come off the done
+// index oldest first, without a sort; pending rows are few, and INDEXED BY
+// keeps SQLite from scanning the whole table for them.
+func cleanupSQL(table, qt string, r sqlmaint.Round, filter string) string {
+	from, cond := qt+` o`, `o.status IN ('delivered', 'dead') AND o.status = 'delivered' AND o.updated_at`
+	switch r {
+	case sqlmaint.Dead:
+		cond = `o.status IN ('delivered', 'dead') AND o.status = 'dead' AND o.updated_at`
+	case sqlmaint.Pending:
+		from = qt + ` o INDEXED BY "` + table + `_claim"`
+		cond = `o.status IN ('pending', 'in_flight') AND o.status = 'pending' AND o.created_at`
 	}
-	filter, fargs := scopeFilter("o", p.Scope)
-	// The repeated status IN terms let SQLite use the partial indexes.
-	// Finished rows come off the done index oldest first, without a sort;
-	// pending rows are few, and INDEXED BY keeps SQLite from scanning the
-	// whole table for them.
-	rounds := []struct {
-		age  time.Duration
-		from string
-		cond string
-	}{
-		{p.Delivered, qt + ` o`, `o.status IN ('delivered', 'dead') AND o.status = 'delivered' AND o.updated_at`},
-		{p.Dead, qt + ` o`, `o.status IN ('delivered', 'dead') AND o.status = 'dead' AND o.updated_at`},
-		{p.Active, qt + ` o INDEXED BY "` + p.Table + `_claim"`,
-			`o.status IN ('pending', 'in_flight') AND o.status = 'pending' AND o.created_at`},
-	}
-	var total int64
-	for _, r := range rounds {
-		if r.age <= 0 {
-			continue
-		}
-		query := `DELETE FROM ` + qt + ` WHERE id IN (SELECT o.id FROM ` + r.from + ` WHERE ` + r.cond +
-			` < ` + now + ` - ?` + filter + ` LIMIT ?)`
-		args := append(append([]any{r.age.Milliseconds()}, fargs...), limit)
-		n, err := s.exec(ctx, query, args...)
-		if err != nil {
-			return total, wrap("cleanup", p.Table, err)
-		}
-		total += n
-	}
-	return total, nil
+	return `DELETE FROM ` + qt + ` WHERE id IN (SELECT o.id FROM ` + from + ` WHERE ` + cond +
+		` < ` + now + ` - ?` + filter + ` LIMIT ?)`
 }
 
 // exec runs a write statement in the write slot and returns rows affected.
@@ -120,7 +97,7 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 		if err := rows.Scan(&status, &retried, &n, &age); err != nil {
 			return st, wrap("stats", sc.Table, err)
 		}
-		sqlcommon.AddStat(&st, store.Status(status), retried, n, time.Duration(age)*time.Millisecond)
+		sqlscan.AddStat(&st, store.Status(status), retried, n, time.Duration(age)*time.Millisecond)
 	}
 	return st, wrap("stats", sc.Table, rows.Err())
 }
@@ -132,7 +109,7 @@ func (s *Store) Unselected(ctx context.Context, within store.Scope, lanes []stor
 	if err != nil {
 		return 0, err
 	}
-	cond, args, err := sqlcommon.UnselectedWhere(within, lanes, "o")
+	cond, args, err := sqlbuild.UnselectedWhere(within, lanes, "o")
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: %w", err)
 	}

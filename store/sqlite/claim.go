@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 // columns is what every read returns, in scanRecord's order; the last one
@@ -179,7 +179,7 @@ func scanRecord(sc scanner, extra ...any) (store.Record, error) {
 	if err != nil {
 		return r, err
 	}
-	ev.Headers, r.HeadersErr = sqlcommon.DecodeHeaders(headers)
+	ev.Headers, r.HeadersErr = sqlscan.DecodeHeaders(headers)
 	if ev.Payload == nil {
 		ev.Payload = []byte{}
 	}

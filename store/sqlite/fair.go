@@ -5,7 +5,8 @@ import (
 	"errors"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/claimrule"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 var _ store.TenantLister = (*Store)(nil)
@@ -23,14 +24,14 @@ func (s *Store) ClaimableTenants(ctx context.Context, sc store.Scope, limit int)
 	if err != nil {
 		return nil, err
 	}
-	if err := sqlcommon.CheckTenantList(sc, limit, errBadTenantList); err != nil {
+	if err := claimrule.CheckTenantList(sc, limit, errBadTenantList); err != nil {
 		return nil, err
 	}
 	filter, args := scopeFilter("o", sc)
 	q := `SELECT DISTINCT o.tenant FROM ` + qt + ` o INDEXED BY "` + sc.Table + `_claim"
 WHERE o.status IN ('pending', 'in_flight') AND o.available_at <= ` + now + ` AND o.tenant <> ''` + filter +
 		` ORDER BY o.tenant LIMIT ?`
-	tenants, err := sqlcommon.QueryStrings(ctx, s.db, q, append(args, limit)...)
+	tenants, err := sqlscan.QueryStrings(ctx, s.db, q, append(args, limit)...)
 	if err != nil {
 		return nil, wrap("claimable tenants", sc.Table, err)
 	}

@@ -41,11 +41,12 @@ var projectionMigrations = []migration{{
 	},
 }}
 
-// dialect is the projection SQL's view of this store. SQLite transactions
-// hold the whole database (BEGIN IMMEDIATE), so no row locks are needed and
-// the store's write slot queues its writers in Go.
-func (s *Store) dialect() *projsql.Dialect {
-	return &projsql.Dialect{
+// projectionDialect is the projection SQL's view of this store, made once
+// by New. SQLite transactions hold the whole database (BEGIN IMMEDIATE), so
+// no row locks are needed and the store's write slot queues its writers in
+// Go: a transaction's (Begin) and a lone statement's (Write).
+func (s *Store) projectionDialect() projsql.Dialect {
+	return projsql.Dialect{
 		Name:  "sqlite",
 		DB:    s.db,
 		Begin: s.beginWrite,
@@ -58,6 +59,7 @@ func (s *Store) dialect() *projsql.Dialect {
 		EpochMS:      func(col string) string { return col },
 		InsertIgnore: " ON CONFLICT DO NOTHING",
 		Retryable:    func(err error) bool { return err != nil && strings.Contains(err.Error(), "SQLITE_BUSY") },
+		Write:        s.write,
 	}
 }
 
@@ -115,59 +117,4 @@ func migrateProjectionsLocked(ctx context.Context, conn *sql.Conn, table, qt str
 		return err
 	}
 	return apply(ctx, conn, table, qt, projectionMigrations)
-}
-
-// Apply runs one projection step in one transaction; see store.ProjectionStore.
-func (s *Store) Apply(ctx context.Context, p store.ApplyParams, fn func(tx *sql.Tx) error) (store.ApplyResult, error) {
-	return s.dialect().Apply(ctx, p, fn)
-}
-
-// Fail records a failed projection attempt; see store.ProjectionStore.
-func (s *Store) Fail(ctx context.Context, f store.ProjectionFailure) (store.ProjectionState, int, error) {
-	return s.dialect().Fail(ctx, f)
-}
-
-// ProjectionStats counts projection rows by state.
-func (s *Store) ProjectionStats(ctx context.Context, table, projection string) ([]store.ProjectionStats, error) {
-	return s.dialect().Stats(ctx, table, projection)
-}
-
-// ListProjection returns projection rows of one state.
-func (s *Store) ListProjection(ctx context.Context, p store.ProjectionListParams) ([]store.ProjectionRow, error) {
-	return s.dialect().List(ctx, p)
-}
-
-// ReplayProjection moves dead projection rows back to failed, due now.
-func (s *Store) ReplayProjection(ctx context.Context, table, projection string, eventIDs []string) (int64, error) {
-	var n int64
-	err := s.write(ctx, func() (err error) {
-		n, err = s.dialect().Replay(ctx, table, projection, eventIDs)
-		return err
-	})
-	return n, err
-}
-
-// ResetProjection deletes a projection's rows and runs reset with them.
-func (s *Store) ResetProjection(ctx context.Context, table, projection string, reset func(tx *sql.Tx) error) (int64, error) {
-	return s.dialect().Reset(ctx, table, projection, reset)
-}
-
-// CleanupProjection deletes old done rows of a projection.
-func (s *Store) CleanupProjection(ctx context.Context, table, projection string, olderThan time.Duration, limit int) (int64, error) {
-	var n int64
-	err := s.write(ctx, func() (err error) {
-		n, err = s.dialect().Cleanup(ctx, table, projection, olderThan, limit)
-		return err
-	})
-	return n, err
-}
-
-// ScanOutbox returns outbox rows the projection has not finished.
-func (s *Store) ScanOutbox(ctx context.Context, p store.OutboxScanParams) ([]store.Record, error) {
-	return s.dialect().ScanOutbox(ctx, p)
-}
-
-// ApplyBatch runs several projection steps in one transaction; see store.ProjectionStore.
-func (s *Store) ApplyBatch(ctx context.Context, ps []store.ApplyParams, fn func(tx *sql.Tx, i int) error) ([]store.ApplyResult, error) {
-	return s.dialect().ApplyBatch(ctx, ps, fn)
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/replaysql"
 )
 
 var _ store.Replaying = (*Store)(nil)
@@ -14,8 +14,8 @@ var _ store.Replaying = (*Store)(nil)
 // replays is replay by query in SQLite's SQL: times in Unix ms, and no row
 // locks, since the write slot and BEGIN IMMEDIATE make each batch the only
 // writer.
-func (s *Store) replays() sqlcommon.Replayer {
-	return sqlcommon.Replayer{Name: "sqlite", DB: s.db, Quote: quote, Now: now,
+func (s *Store) replays() replaysql.Replayer {
+	return replaysql.Replayer{Name: "sqlite", DB: s.db, Quote: quote, Now: now,
 		TimeArg: func(t time.Time) any { return t.UnixMilli() },
 		Columns: columns, Scan: scanRecords, Touch: ", updated_at = " + now,
 		InTx: s.inWriteTx, Exec: s.exec,

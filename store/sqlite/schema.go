@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlmigrate"
 )
 
 // SchemaVersion implements store.SchemaChecker: the table's version in
@@ -32,11 +31,9 @@ var outboxColumns = []string{"id", "event_id", "tenant", "topic", "event_type", 
 	"payload", "created_at", "available_at", "status", "attempts", "last_error", "lease_owner", "lease_token",
 	"delivered_at", "updated_at", "receipt"}
 
-var _ store.TableChecker = (*Store)(nil)
-
 // CheckTable implements store.TableChecker.
 func (s *Store) CheckTable(ctx context.Context, table string) error {
-	return sqlcommon.CheckTable(ctx, s.db, table, sqlcommon.TableSchema{Name: "sqlite",
+	return sqlmigrate.CheckTable(ctx, s.db, table, sqlmigrate.TableSchema{Name: "sqlite",
 		Columns: `SELECT name FROM pragma_table_info(?)`, Want: outboxColumns, Version: s.SchemaVersion,
 		Own: lockTable, OwnLatest: lockMigrations[len(lockMigrations)-1].version})
 }

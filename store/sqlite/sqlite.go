@@ -36,6 +36,8 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store/internal/projsql"
+	"github.com/heraldhq/herald/store/internal/sqlmaint"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -64,6 +66,11 @@ func (o Options) withDefaults() Options {
 
 // Store is a store.Store on SQLite. It is safe for concurrent use.
 type Store struct {
+	// projections is the projection bookkeeping (store.ProjectionStore
+	// but MigrateProjections), maintenance Cleanup and TryLock: their
+	// methods are the store's.
+	projections
+	maintenance
 	db     *sql.DB
 	owned  bool
 	writer chan struct{} // a one-slot semaphore: the store's writes, one at a time
@@ -74,6 +81,13 @@ type Store struct {
 	hotStmts    stmtCache
 	busyTimeout time.Duration
 }
+
+// The shared parts a Store embeds, by unexported names so that they are
+// not fields of its API.
+type (
+	projections = projsql.Projections
+	maintenance = sqlmaint.Maintenance
+)
 
 // Open opens (creating if needed) the SQLite database file named by dsn, a
 // path or a "file:" URI, with WAL, a busy timeout, BEGIN IMMEDIATE
@@ -109,7 +123,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 // it open. The pool should use WAL, a busy timeout and _txlock=immediate, as
 // Open does.
 func New(db *sql.DB) *Store {
-	return &Store{db: db, writer: make(chan struct{}, 1)}
+	s := &Store{db: db, writer: make(chan struct{}, 1)}
+	s.projections = projsql.New(s.projectionDialect())
+	s.maintenance = sqlmaint.New(s.maintenanceDialect())
+	return s
 }
 
 // withParams adds Herald's connection settings to dsn, keeping any the

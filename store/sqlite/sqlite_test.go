@@ -33,8 +33,11 @@ func opener(tb testing.TB, opts sqlite.Options) storetest.Opener {
 	}
 }
 
+// features are the optional abilities of a SQLite store.
+var features = storetest.Features{Peeks: true}
+
 func TestConformance(t *testing.T) {
-	storetest.Run(t, opener(t, sqlite.Options{}))
+	storetest.Run(t, opener(t, sqlite.Options{}), features)
 }
 
 func BenchmarkStore(b *testing.B) {
@@ -217,5 +220,5 @@ func TestClaimGivesUpAfterBusyTimeout(t *testing.T) {
 // claim and mark on the caller's pool (no connection of their own).
 func TestConformanceOnCallersPool(t *testing.T) {
 	open := opener(t, sqlite.Options{})
-	storetest.Run(t, func(tb testing.TB) store.Store { return sqlite.New(open(tb).DB()) })
+	storetest.Run(t, func(tb testing.TB) store.Store { return sqlite.New(open(tb).DB()) }, features)
 }

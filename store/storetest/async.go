@@ -35,13 +35,9 @@ func testAsyncCommitThenMark(t *testing.T, h *harness) {
 	}
 }
 
-// testPeek checks store.Peeker, for stores that have it: Ready finds a due
-// pending row of the scope and nothing else.
-func testPeek(t *testing.T, h *harness) {
-	pk, ok := h.s.(store.Peeker)
-	if !ok {
-		t.Skip("the store has no Peeker")
-	}
+// testPeek checks store.Peeker: Ready finds a due pending row of the
+// scope and nothing else.
+func testPeek(t *testing.T, h *harness, pk store.Peeker) {
 	ready := func(sc store.Scope) bool {
 		t.Helper()
 		ok, err := pk.Ready(h.ctx, sc)

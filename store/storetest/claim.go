@@ -16,7 +16,6 @@ var claimTests = []test{
 	{"ExclusiveUnderConcurrency", func(t *testing.T, h *harness) { testClaimConcurrent(t, h, false) }},
 	{"ExclusiveUnderConcurrencyAsyncCommit", func(t *testing.T, h *harness) { testClaimConcurrent(t, h, true) }},
 	{"AsyncCommitThenMark", testAsyncCommitThenMark},
-	{"Peek", testPeek},
 }
 
 func testClaimFields(t *testing.T, h *harness) {

@@ -12,20 +12,16 @@ import (
 var fairTests = []test{
 	{"ClaimableTenants", testClaimableTenants},
 	{"ManyTenants", testManyTenants},
-	{"ClaimableTenantsExcept", testClaimableTenantsExcept},
 }
 
-// testClaimableTenants: a store that lists tenants for fair lanes
-// (store.TenantLister) names, in order, the named tenants with a claimable
+// testClaimableTenants: a store lists tenants for fair lanes
+// (store.TenantLister): it names, in order, the named tenants with a claimable
 // row (pending and due, or in flight past its lease) among the scope's
 // types; not the default tenant, nor tenants whose rows are delayed, under
 // a live lease, delivered or dead.
 func testClaimableTenants(t *testing.T, h *harness) {
 	const rule = "ClaimableTenants names the tenants with claimable rows"
-	tl, ok := h.s.(store.TenantLister)
-	if !ok {
-		t.Skip("the store does not list tenants (no fair lanes)")
-	}
+	tl := h.s
 	of := func(tenant, typ string, delay time.Duration) {
 		ev := event(typ)
 		ev.Tenant = tenant
@@ -83,10 +79,7 @@ func testClaimableTenants(t *testing.T, h *harness) {
 // tenants, the 50 with a pending row, in name order, cut at the limit.
 func testManyTenants(t *testing.T, h *harness) {
 	const rule = "ClaimableTenants names every tenant with claimable rows, however many"
-	tl, ok := h.s.(store.TenantLister)
-	if !ok {
-		t.Skip("the store does not list tenants (no fair lanes)")
-	}
+	tl := h.s
 	w := newClaimer("w")
 	var want []string
 	for i := range 100 {
@@ -115,19 +108,15 @@ func testManyTenants(t *testing.T, h *harness) {
 // ClaimableTenants, in the same order, less the skipped ones, whatever the
 // skip list's order, duplicates or names without rows; names whose byte
 // order and the database's collation may differ included.
-func testClaimableTenantsExcept(t *testing.T, h *harness) {
+func testClaimableTenantsExcept(t *testing.T, h *harness, sl store.TenantSkipLister) {
 	const rule = "ClaimableTenantsExcept names the claimable tenants less the skipped ones"
-	sl, ok := h.s.(store.TenantSkipLister)
-	if !ok {
-		t.Skip("the store does not list tenants stepping over some")
-	}
 	for _, tenant := range []string{"a", "B", "c", "d", "é", "e", "Z"} {
 		ev := event("A")
 		ev.Tenant = tenant
 		h.enqueue(ev)
 	}
 	sc := store.Scope{Table: h.table}
-	all, err := h.s.(store.TenantLister).ClaimableTenants(h.ctx, sc, 100)
+	all, err := h.s.ClaimableTenants(h.ctx, sc, 100)
 	if err != nil || len(all) != 7 {
 		t.Fatalf("[%s] ClaimableTenants: %q, %v", rule, all, err)
 	}

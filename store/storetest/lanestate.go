@@ -12,24 +12,14 @@ var laneStateTests = []test{
 	{"BrokerState", testBrokerState},
 }
 
-// laneStater returns h's store as a store.LaneStater, failing the test
-// when it is not one: every store of this module keeps lane state.
-func laneStater(t *testing.T, h *harness) store.LaneStater {
-	ls, ok := h.s.(store.LaneStater)
-	if !ok {
-		t.Fatalf("[lane state] %T is not a store.LaneStater", h.s)
-	}
-	return ls
-}
-
 func testPauseResume(t *testing.T, h *harness) {
-	ls := laneStater(t, h)
+	ls := h.s
 	lane := randomName("lane")
 	if err := ls.SetLanePaused(h.ctx, lane, true); err != nil {
 		t.Fatalf("[pause] %v", err)
 	}
 	// A second process sees it: the state is in the database.
-	other := h.open(t).(store.LaneStater)
+	other := h.open(t)
 	st, err := other.LaneStates(h.ctx)
 	if err != nil || !st[lane].Paused || st[lane].PausedAt.IsZero() {
 		errorf(t, "a pause is seen by every process, with its time", "got %+v, %v", st[lane], err)
@@ -53,7 +43,7 @@ func testPauseResume(t *testing.T, h *harness) {
 }
 
 func testBrokerState(t *testing.T, h *harness) {
-	ls := laneStater(t, h)
+	ls := h.s
 	a, b := randomName("lane"), randomName("lane")
 	if err := ls.SetLanePaused(h.ctx, a, true); err != nil {
 		t.Fatalf("[pause] %v", err)

@@ -18,13 +18,10 @@ var maintenanceTests = []test{
 	{"DropThenMigrateAgain", testDrop},
 }
 
-// testDrop: a store that can drop a table (store.Dropper) removes it with
-// its migration records, so Migrate creates it afresh, empty.
+// testDrop: Drop removes a table with its migration records, so Migrate
+// creates it afresh, empty.
 func testDrop(t *testing.T, h *harness) {
-	d, ok := h.s.(store.Dropper)
-	if !ok {
-		t.Skip("the store has no Drop")
-	}
+	d := h.s
 	h.enqueue(event("Dropped"))
 	if err := d.Drop(h.ctx, h.table); err != nil {
 		errorf(t, "Drop removes a table", "%v", err)

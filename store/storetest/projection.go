@@ -13,15 +13,9 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// ProjectionStore is a store that keeps both an outbox and projections.
-type ProjectionStore interface {
-	store.Store
-	store.ProjectionStore
-}
-
 // RunProjections runs the projection bookkeeping suite: the claim, the
 // one-transaction apply, failures, dead rows and their tools, retention and
-// the outbox scan. open is as for Run and must return a ProjectionStore.
+// the outbox scan. open is as for Run.
 func RunProjections(t *testing.T, open Opener) {
 	for _, tc := range projectionTests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newProjHarness(t, open)) })
@@ -58,10 +52,7 @@ type projHarness struct {
 
 func newProjHarness(t *testing.T, open Opener) *projHarness {
 	h := newHarness(t, open)
-	ps, ok := h.s.(store.ProjectionStore)
-	if !ok {
-		t.Fatalf("[projection store] %T does not implement store.ProjectionStore", h.s)
-	}
+	ps := h.s
 	ph := &projHarness{harness: h, ps: ps, ptab: randomName("herald_p"), model: randomName("herald_m")}
 	if err := ps.MigrateProjections(h.ctx, ph.ptab); err != nil {
 		t.Fatalf("[migrate] MigrateProjections: %v", err)
@@ -150,7 +141,7 @@ func testConcurrentDeliveries(t *testing.T, h *projHarness) {
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for range 5 {
-			ps := h.open(t).(store.ProjectionStore)
+			ps := h.open(t)
 			wg.Go(func() {
 				<-start
 				res, err := ps.Apply(h.ctx, store.ApplyParams{ProjectionKey: k, Lease: time.Minute},
@@ -184,7 +175,7 @@ func testConcurrentFailures(t *testing.T, h *projHarness) {
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for range 4 {
-		ps := h.open(t).(store.ProjectionStore)
+		ps := h.open(t)
 		wg.Go(func() {
 			<-start
 			res, err := ps.Apply(h.ctx, store.ApplyParams{ProjectionKey: k, Lease: time.Minute},
@@ -444,7 +435,7 @@ func testConcurrentBatches(t *testing.T, h *projHarness) {
 	var wg sync.WaitGroup
 	var applied atomic.Int32
 	for range 4 {
-		ps := h.open(t).(store.ProjectionStore)
+		ps := h.open(t)
 		order := make([]store.ApplyParams, len(keys))
 		for i := range keys {
 			// One order for all, as lanes keep it: opposite orders would

@@ -19,16 +19,6 @@ var replayTests = []test{
 	{"RetryNow", testRetryNow},
 }
 
-// replayer returns h's store's replay by query: every store of this
-// module has one.
-func replayer(t *testing.T, h *harness) store.QueryReplayer {
-	r, ok := h.s.(store.Replaying)
-	if !ok {
-		t.Fatalf("[replay] %T is not a store.Replaying", h.s)
-	}
-	return r.Replays()
-}
-
 // deliverRecords claims every claimable row, marks it delivered and
 // returns the rows.
 func (h *harness) deliverRecords() []store.Record {
@@ -45,7 +35,7 @@ func (h *harness) deliverRecords() []store.Record {
 // replayed ids in order.
 func (h *harness) replayAll(q store.EventQuery, limit int) []int64 {
 	h.t.Helper()
-	r := replayer(h.t, h)
+	r := h.s.Replays()
 	var all []int64
 	var after int64
 	for {
@@ -68,7 +58,7 @@ func (h *harness) query(statuses ...store.Status) store.EventQuery {
 // testReplaySelects: only finished rows of the asked states, types, keys
 // and tenant are counted, found and replayed; other rows are left alone.
 func testReplaySelects(t *testing.T, h *harness) {
-	r := replayer(t, h)
+	r := h.s.Replays()
 	a1, a2, b1 := event("A"), event("A"), event("B")
 	a1.PartitionKey, a2.PartitionKey, b1.PartitionKey = "k1", "k2", "k1"
 	a1.Tenant = "t1"
@@ -115,7 +105,7 @@ func testReplaySelects(t *testing.T, h *harness) {
 // claimable at once with attempts reset, and its history says who
 // replayed it, from what state.
 func testReplayKeepsIDs(t *testing.T, h *harness) {
-	r := replayer(t, h)
+	r := h.s.Replays()
 	ev := event("A")
 	h.enqueue(ev)
 	before := h.deliverRecords()[0]
@@ -147,7 +137,7 @@ func testReplayKeepsIDs(t *testing.T, h *harness) {
 
 // testReplayTimeRange: Since is inclusive, Until exclusive, on created_at.
 func testReplayTimeRange(t *testing.T, h *harness) {
-	r := replayer(t, h)
+	r := h.s.Replays()
 	first := event("A")
 	h.enqueue(first)
 	t0 := h.get(first.ID).Event.CreatedAt
@@ -176,7 +166,7 @@ func testReplayTimeRange(t *testing.T, h *harness) {
 // testReplayBatches: batches go in id order, each at most Limit rows, and
 // continue after the last id.
 func testReplayBatches(t *testing.T, h *harness) {
-	r := replayer(t, h)
+	r := h.s.Replays()
 	for range 5 {
 		h.enqueue(event("A"))
 	}
@@ -229,7 +219,7 @@ func testReplayOrdered(t *testing.T, h *harness) {
 // testReplayRefuses: pending and in-flight rows cannot be replayed, and a
 // query without states is refused with a clear error.
 func testReplayRefuses(t *testing.T, h *harness) {
-	r := replayer(t, h)
+	r := h.s.Replays()
 	for _, q := range []store.EventQuery{h.query(), h.query(store.StatusPending), h.query(store.StatusInFlight)} {
 		if _, err := r.ReplayNext(h.ctx, store.ReplayBatch{Query: q, Limit: 10}); err == nil {
 			errorf(t, "only delivered and dead rows can be replayed", "statuses %v accepted", q.Statuses)
@@ -240,7 +230,7 @@ func testReplayRefuses(t *testing.T, h *harness) {
 // testRetryNow: a pending row waiting out a delay or backoff becomes due
 // at once; in-flight and finished rows are left alone.
 func testRetryNow(t *testing.T, h *harness) {
-	r := replayer(t, h)
+	r := h.s.Replays()
 	delayed, done := event("A"), event("A")
 	h.enqueue(done)
 	h.deliverAll()

@@ -21,16 +21,12 @@ var schemaTests = []test{
 // latest version. Commands that only read or write rows rely on this to
 // refuse a database nobody migrated.
 func testSchemaVersion(t *testing.T, h *harness) {
-	sc, ok := h.s.(store.SchemaChecker)
-	if !ok {
-		t.Skip("store has no SchemaChecker")
-	}
 	fresh := randomName("herald_t")
-	cur, latest, err := sc.SchemaVersion(h.ctx, fresh)
+	cur, latest, err := h.s.SchemaVersion(h.ctx, fresh)
 	if err != nil || cur != 0 || latest < 1 {
 		t.Fatalf("[schema: a table never migrated is version 0] got %d of %d, %v", cur, latest, err)
 	}
-	cur, latest, err = sc.SchemaVersion(h.ctx, h.table)
+	cur, latest, err = h.s.SchemaVersion(h.ctx, h.table)
 	if err != nil || cur != latest {
 		t.Fatalf("[schema: a migrated table is at the latest version] got %d of %d, %v", cur, latest, err)
 	}
@@ -41,10 +37,7 @@ func testSchemaVersion(t *testing.T, h *harness) {
 // latest: what a relay reports as "run herald migrate" instead of waiting
 // for a database that is not down.
 func testCheckTable(t *testing.T, h *harness) {
-	tc, ok := h.s.(store.TableChecker)
-	if !ok {
-		t.Skip("store has no TableChecker")
-	}
+	tc := h.s
 	if err := tc.CheckTable(h.ctx, h.table); err != nil {
 		t.Fatalf("[check: a migrated table passes] %v", err)
 	}
@@ -56,7 +49,7 @@ func testCheckTable(t *testing.T, h *harness) {
 	if err := h.s.Migrate(h.ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	_, latest, err := h.s.(store.SchemaChecker).SchemaVersion(h.ctx, other)
+	_, latest, err := h.s.SchemaVersion(h.ctx, other)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,10 +66,8 @@ func testMigrateDropped(t *testing.T, h *harness) {
 	if err := store.MigrateFor(h.ctx, h.s, h.table, store.TableUse{Ordered: true, Tenants: true}); err != nil {
 		t.Fatalf("[migrate: a dropped table] %v", err)
 	}
-	if tc, ok := h.s.(store.TableChecker); ok {
-		if err := tc.CheckTable(h.ctx, h.table); err != nil {
-			t.Fatalf("[migrate: a dropped table is made again] %v", err)
-		}
+	if err := h.s.CheckTable(h.ctx, h.table); err != nil {
+		t.Fatalf("[migrate: a dropped table is made again] %v", err)
 	}
 	h.enqueue(event("Again"))
 	if st := h.stats(); st.Pending != 1 {

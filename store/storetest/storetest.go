@@ -1,9 +1,11 @@
 // Package storetest is the conformance suite every store.Store passes: one
 // Run for the behaviour, one Bench for the hot path. A store's own test file
-// calls both with a function that opens the store:
+// calls both with a function that opens the store, and declares the
+// optional abilities the store has (Features):
 //
 //	func TestConformance(t *testing.T) {
-//		storetest.Run(t, func(tb testing.TB) store.Store { … })
+//		storetest.Run(t, func(tb testing.TB) store.Store { … },
+//			storetest.Features{Wakeups: true, LogLanes: true})
 //	}
 //
 // open must return a new Store on the same database every time it is called
@@ -31,8 +33,10 @@ import (
 // Opener opens a store on the suite's database; see the package doc.
 type Opener func(tb testing.TB) store.Store
 
-// Run runs the whole conformance suite against the stores open returns.
-func Run(t *testing.T, open Opener) {
+// Run runs the whole conformance suite against the stores open returns:
+// what every store does, then a group per optional ability, run or
+// skipped as f declares it (see Features).
+func Run(t *testing.T, open Opener, f Features) {
 	groups := []struct {
 		name  string
 		tests []test
@@ -60,6 +64,7 @@ func Run(t *testing.T, open Opener) {
 			}
 		})
 	}
+	runFeatures(t, open, f)
 }
 
 // test is one named check of the suite.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 func encodeHeaders(h map[string]string) (string, error) {
@@ -30,8 +30,9 @@ func decodeHeaders(s string) map[string]string {
 
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 
-// Stats implements store.ProjectionStore.ProjectionStats.
-func (d *Dialect) Stats(ctx context.Context, table, projection string) ([]store.ProjectionStats, error) {
+// ProjectionStats implements store.ProjectionStore.ProjectionStats.
+func (pr Projections) ProjectionStats(ctx context.Context, table, projection string) ([]store.ProjectionStats, error) {
+	d := pr.d
 	t, err := d.table(table)
 	if err != nil {
 		return nil, err
@@ -96,8 +97,9 @@ func (d *Dialect) cutoff() string {
 	return d.NowPlus
 }
 
-// List implements store.ProjectionStore.ListProjection.
-func (d *Dialect) List(ctx context.Context, p store.ProjectionListParams) ([]store.ProjectionRow, error) {
+// ListProjection implements store.ProjectionStore.ListProjection.
+func (pr Projections) ListProjection(ctx context.Context, p store.ProjectionListParams) ([]store.ProjectionRow, error) {
+	d := pr.d
 	t, err := d.table(p.Table)
 	if err != nil {
 		return nil, err
@@ -138,8 +140,17 @@ func (d *Dialect) List(ctx context.Context, p store.ProjectionListParams) ([]sto
 	return out, d.wrap("list projection", rows.Err())
 }
 
-// Replay implements store.ProjectionStore.ReplayProjection.
-func (d *Dialect) Replay(ctx context.Context, table, projection string, eventIDs []string) (int64, error) {
+// ReplayProjection implements store.ProjectionStore.ReplayProjection.
+func (pr Projections) ReplayProjection(ctx context.Context, table, projection string, eventIDs []string) (int64, error) {
+	var n int64
+	err := pr.d.write(ctx, func() (err error) {
+		n, err = pr.d.replay(ctx, table, projection, eventIDs)
+		return err
+	})
+	return n, err
+}
+
+func (d *Dialect) replay(ctx context.Context, table, projection string, eventIDs []string) (int64, error) {
 	t, err := d.table(table)
 	if err != nil {
 		return 0, err
@@ -149,7 +160,7 @@ func (d *Dialect) Replay(ctx context.Context, table, projection string, eventIDs
 	args := []any{projection}
 	if len(eventIDs) > 0 {
 		q += " AND event_id IN (" + marks(len(eventIDs)) + ")"
-		args = append(args, sqlcommon.StringArgs(eventIDs)...)
+		args = append(args, sqlbuild.StringArgs(eventIDs)...)
 	}
 	r, err := d.DB.ExecContext(ctx, d.q(q), args...)
 	if err != nil {
@@ -159,8 +170,9 @@ func (d *Dialect) Replay(ctx context.Context, table, projection string, eventIDs
 	return n, d.wrap("replay projection", err)
 }
 
-// Reset implements store.ProjectionStore.ResetProjection.
-func (d *Dialect) Reset(ctx context.Context, table, projection string, reset func(tx *sql.Tx) error) (int64, error) {
+// ResetProjection implements store.ProjectionStore.ResetProjection.
+func (pr Projections) ResetProjection(ctx context.Context, table, projection string, reset func(tx *sql.Tx) error) (int64, error) {
+	d := pr.d
 	t, err := d.table(table)
 	if err != nil {
 		return 0, err
@@ -184,10 +196,20 @@ func (d *Dialect) Reset(ctx context.Context, table, projection string, reset fun
 	return n, d.wrap("reset projection "+projection, err)
 }
 
-// Cleanup implements store.ProjectionStore.CleanupProjection: it picks the
-// oldest done rows, then deletes them by key (done is final, so the two
-// statements cannot disagree), which every database runs the same way.
-func (d *Dialect) Cleanup(ctx context.Context, table, projection string, olderThan time.Duration, limit int) (int64, error) {
+// CleanupProjection implements store.ProjectionStore.CleanupProjection: it
+// picks the oldest done rows, then deletes them by key (done is final, so
+// the two statements cannot disagree), which every database runs the same
+// way.
+func (pr Projections) CleanupProjection(ctx context.Context, table, projection string, olderThan time.Duration, limit int) (int64, error) {
+	var n int64
+	err := pr.d.write(ctx, func() (err error) {
+		n, err = pr.d.cleanup(ctx, table, projection, olderThan, limit)
+		return err
+	})
+	return n, err
+}
+
+func (d *Dialect) cleanup(ctx context.Context, table, projection string, olderThan time.Duration, limit int) (int64, error) {
 	t, err := d.table(table)
 	if err != nil {
 		return 0, err
@@ -229,7 +251,8 @@ func (d *Dialect) Cleanup(ctx context.Context, table, projection string, olderTh
 // ScanOutbox implements store.ProjectionStore.ScanOutbox. The anti-join on
 // the projection table's primary key skips finished events, so a scan may
 // restart from any id without applying anything twice.
-func (d *Dialect) ScanOutbox(ctx context.Context, p store.OutboxScanParams) ([]store.Record, error) {
+func (pr Projections) ScanOutbox(ctx context.Context, p store.OutboxScanParams) ([]store.Record, error) {
+	d := pr.d
 	ot, err := d.table(p.Table)
 	if err != nil {
 		return nil, err
@@ -244,7 +267,7 @@ func (d *Dialect) ScanOutbox(ctx context.Context, p store.OutboxScanParams) ([]s
 	if p.Limit <= 0 {
 		p.Limit = 100
 	}
-	scope, scopeArgs := sqlcommon.ScopeWhere(p.Scope, "o")
+	scope, scopeArgs := sqlbuild.ScopeWhere(p.Scope, "o")
 	args := append([]any{p.AfterID}, scopeArgs...)
 	args = append(args, p.Projection, p.Limit)
 	rows, err := d.DB.QueryContext(ctx, d.q("SELECT o.id, o.event_id, o.tenant, o.topic, o.event_type, o.partition_key, "+

@@ -1,8 +1,10 @@
 // Package projsql is the projection bookkeeping SQL shared by the sqlite,
 // mysql and postgres stores: one algorithm, with the few expressions that
 // differ (the clock, durations, insert-or-ignore, row locks) supplied by
-// each store as a Dialect. It stays inside store/, so no SQL leaks into the
-// projector.
+// each store as a Dialect. A store embeds the Projections value New makes
+// of its Dialect, once, when it is made: that value has the methods of
+// store.ProjectionStore but MigrateProjections (each database's tables are
+// its own). It stays inside store/, so no SQL leaks into the projector.
 package projsql
 
 import (
@@ -14,7 +16,8 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqltx"
 )
 
 // Dialect is what a store tells the shared code about its database.
@@ -60,11 +63,32 @@ type Dialect struct {
 	// projection table (PostgreSQL refreshes its planner statistics when
 	// they are stale).
 	BeforeScan func(ctx context.Context, table string)
+	// Write, when set, runs the writes made outside a transaction of
+	// Begin (ReplayProjection, CleanupProjection): SQLite's takes the
+	// store's write slot around them. Nil runs them as they are.
+	Write func(ctx context.Context, write func() error) error
+}
+
+// Projections is store.ProjectionStore but MigrateProjections, on one
+// database. Its methods are named as the interface's, so a store that
+// embeds it has them.
+type Projections struct{ d *Dialect }
+
+// New returns the bookkeeping of the database d describes; d's functions
+// must all be set but Duplicate and Write, which are optional.
+func New(d Dialect) Projections { return Projections{d: &d} }
+
+// write runs fn through the dialect's Write hook, if it has one.
+func (d *Dialect) write(ctx context.Context, fn func() error) error {
+	if d.Write == nil {
+		return fn()
+	}
+	return d.Write(ctx, fn)
 }
 
 func (d *Dialect) q(query string) string {
 	if d.Dollar {
-		return sqlcommon.Rebind(query)
+		return sqlbuild.Rebind(query)
 	}
 	return query
 }
@@ -85,7 +109,8 @@ func keyArgs(k store.ProjectionKey) []any { return []any{k.Projection, k.Tenant,
 const maxTries = 5
 
 // Apply implements store.ProjectionStore.Apply.
-func (d *Dialect) Apply(ctx context.Context, p store.ApplyParams, fn func(tx *sql.Tx) error) (store.ApplyResult, error) {
+func (pr Projections) Apply(ctx context.Context, p store.ApplyParams, fn func(tx *sql.Tx) error) (store.ApplyResult, error) {
+	d := pr.d
 	t, err := d.table(p.Table)
 	if err != nil {
 		return store.ApplyResult{}, err
@@ -94,7 +119,7 @@ func (d *Dialect) Apply(ctx context.Context, p store.ApplyParams, fn func(tx *sq
 		return store.ApplyResult{}, fmt.Errorf("%s: apply: lease %v must be positive", d.Name, p.Lease)
 	}
 	var res store.ApplyResult
-	err = sqlcommon.Retry(ctx, d.Retryable, func() error {
+	err = sqltx.Retry(ctx, d.Retryable, func() error {
 		res, err = d.applyOnce(ctx, t, p, fn)
 		return err
 	})
@@ -138,7 +163,8 @@ func (d *Dialect) applyOnce(ctx context.Context, t string, p store.ApplyParams, 
 }
 
 // ApplyBatch implements store.ProjectionStore.ApplyBatch.
-func (d *Dialect) ApplyBatch(ctx context.Context, ps []store.ApplyParams, fn func(tx *sql.Tx, i int) error) ([]store.ApplyResult, error) {
+func (pr Projections) ApplyBatch(ctx context.Context, ps []store.ApplyParams, fn func(tx *sql.Tx, i int) error) ([]store.ApplyResult, error) {
+	d := pr.d
 	tables := make([]string, len(ps))
 	for i, p := range ps {
 		t, err := d.table(p.Table)
@@ -156,7 +182,7 @@ func (d *Dialect) ApplyBatch(ctx context.Context, ps []store.ApplyParams, fn fun
 			failed int
 			herr   error
 		)
-		err := sqlcommon.Retry(ctx, d.Retryable, func() (err error) {
+		err := sqltx.Retry(ctx, d.Retryable, func() (err error) {
 			failed, herr, err = d.applyPrefix(ctx, tables[:n], ps[:n], fn, res)
 			return err
 		})
@@ -278,7 +304,8 @@ func (d *Dialect) claim(ctx context.Context, tx *sql.Tx, t string, p store.Apply
 }
 
 // Fail implements store.ProjectionStore.Fail.
-func (d *Dialect) Fail(ctx context.Context, f store.ProjectionFailure) (store.ProjectionState, int, error) {
+func (pr Projections) Fail(ctx context.Context, f store.ProjectionFailure) (store.ProjectionState, int, error) {
+	d := pr.d
 	t, err := d.table(f.Table)
 	if err != nil {
 		return "", 0, err
@@ -287,7 +314,7 @@ func (d *Dialect) Fail(ctx context.Context, f store.ProjectionFailure) (store.Pr
 		state    store.ProjectionState
 		attempts int
 	)
-	err = sqlcommon.Retry(ctx, d.Retryable, func() error {
+	err = sqltx.Retry(ctx, d.Retryable, func() error {
 		state, attempts, err = d.failOnce(ctx, t, f)
 		return err
 	})
@@ -335,7 +362,7 @@ func (d *Dialect) failOnce(ctx context.Context, t string, f store.ProjectionFail
 	_, err = tx.ExecContext(ctx, d.q("UPDATE "+t+" SET state = ?, attempts = ?, last_error = ?, lease_until = NULL, "+
 		"next_attempt_at = "+d.NowPlus+", updated_at = "+d.Now+
 		", event_type = ?, topic = ?, partition_key = ?, headers = ?, payload = ?"+keyWhere),
-		append([]any{string(next), attempts, sqlcommon.TrimError(f.Error), d.DurArg(max(f.RetryIn, 0)),
+		append([]any{string(next), attempts, sqlbuild.TrimError(f.Error), d.DurArg(max(f.RetryIn, 0)),
 			f.Event.Type, f.Event.Topic, f.Event.PartitionKey, headers, payload}, keyArgs(f.ProjectionKey)...)...)
 	if err != nil {
 		return "", 0, err
@@ -345,7 +372,7 @@ func (d *Dialect) failOnce(ctx context.Context, t string, f store.ProjectionFail
 
 // inTx runs fn in a transaction from Begin, retrying lost deadlocks.
 func (d *Dialect) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return sqlcommon.Retry(ctx, d.Retryable, func() error {
+	return sqltx.Retry(ctx, d.Retryable, func() error {
 		tx, release, err := d.Begin(ctx)
 		if err != nil {
 			return err

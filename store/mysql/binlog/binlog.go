@@ -7,7 +7,6 @@ package binlog
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"hash/crc32"
 	"strings"
@@ -16,13 +15,15 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/loglane"
 	"github.com/heraldhq/herald/store/mysql"
 )
 
 // Store is a mysql.Store that is also a store.LogReader.
 type Store struct {
 	*mysql.Store
-	cfg *gomysql.Config // for the replication connection
+	cfg  *gomysql.Config // for the replication connection
+	logs loglane.Dialect
 }
 
 var _ store.LogReader = (*Store)(nil)
@@ -38,7 +39,18 @@ func Open(ctx context.Context, dsn string, opts mysql.Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Store: s, cfg: cfg}, nil
+	b := &Store{Store: s, cfg: cfg}
+	b.logs = loglane.Dialect{Name: "mysql store", DB: s.DB(), Now: "UTC_TIMESTAMP(6)", Quote: quote, InTx: b.inTx, Exec: b.exec}
+	return b, nil
+}
+
+// exec runs one statement on the pool and returns the rows it changed.
+func (s *Store) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	res, err := s.DB().ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // Driver is mysql.Driver whose stores read the binary log for log lanes.
@@ -62,7 +74,7 @@ func ServerID(lane string) uint32 { return 0x48000000 | crc32.ChecksumIEEE([]byt
 
 // LogOwner is the lease_owner a log lane writes on the rows it hands over
 // to its polling workers.
-func LogOwner(lane string) string { return "log:" + lane }
+func LogOwner(lane string) string { return loglane.Owner(lane) }
 
 // quote returns table as a MySQL identifier after validating it.
 func quote(table string) (string, error) {
@@ -162,9 +174,4 @@ func (s *Store) LogRequirements(ctx context.Context) []string {
 		"a user with REPLICATION SLAVE (now " + yes(st.hasGlobal("REPLICATION SLAVE")) + ") and REPLICATION CLIENT / BINLOG MONITOR (now " + yes(st.binlogMonitor()) + ")",
 		"binary logs kept (expire_logs_days / binlog_expire_logs_seconds) longer than any relay outage: a purged position stops the lane",
 	}
-}
-
-// execer is a pool or a transaction.
-type execer interface {
-	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
 }

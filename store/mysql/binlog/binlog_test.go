@@ -12,6 +12,7 @@ import (
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/mysql"
 	"github.com/heraldhq/herald/store/mysql/binlog"
+	"github.com/heraldhq/herald/store/storetest"
 )
 
 // binlogEnv is a MariaDB of the test's own with the binary log in row
@@ -23,6 +24,21 @@ type binlogEnv struct {
 	s     *binlog.Store
 	db    *sql.DB
 	table string
+}
+
+// TestBinlogConformance runs the suite's groups of optional abilities on a
+// server whose binary log Herald can read (store/mysql runs the whole
+// suite on the shared server, whose binary log is off).
+func TestBinlogConformance(t *testing.T) {
+	e := newBinlogEnv(t)
+	storetest.RunFeatures(t, func(tb testing.TB) store.Store {
+		s, err := binlog.Open(context.Background(), e.dsn, mysql.Options{})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { _ = s.Close() })
+		return s
+	}, storetest.Features{Peeks: true, IndexByUse: true, LogLanes: true})
 }
 
 func newBinlogEnv(t *testing.T, extra ...string) *binlogEnv {

@@ -12,13 +12,14 @@ import (
 	querypb "vitess.io/vitess/go/vt/proto/query"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/loglane"
+	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
 // columns lists table's column names in table order: the binlog's row
 // images carry values by position, not name.
 func (s *Store) columns(ctx context.Context, table string) ([]string, error) {
-	cols, err := sqlcommon.QueryStrings(ctx, s.DB(), `SELECT COLUMN_NAME FROM information_schema.COLUMNS
+	cols, err := sqlscan.QueryStrings(ctx, s.DB(), `SELECT COLUMN_NAME FROM information_schema.COLUMNS
 WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, table)
 	if err == nil && len(cols) == 0 {
 		err = fmt.Errorf("no such table (run herald migrate)")
@@ -71,11 +72,11 @@ func (st *logStream) rowRecord(tm *vtmysql.TableMap, rows *vtmysql.Rows, i int) 
 			errs = append(errs, fmt.Errorf("column %s: %w", name, err))
 		}
 	}
-	rec.Event.Headers, rec.HeadersErr = sqlcommon.DecodeHeaders(headers)
+	rec.Event.Headers, rec.HeadersErr = sqlscan.DecodeHeaders(headers)
 	if err := errors.Join(errs...); err != nil {
 		rec.HeadersErr = fmt.Errorf("the row as decoded from the binary log: %w", err)
 	}
-	sqlcommon.FinishLogRecord(&rec)
+	loglane.FinishRecord(&rec)
 	return rec
 }
 
@@ -114,4 +115,4 @@ func parseDatetime(raw []byte) (time.Time, error) {
 }
 
 // inScope applies the lane's tenant and type filters, as a claim would.
-func inScope(rec store.Record, sc store.Scope) bool { return sqlcommon.LogInScope(rec.Event, sc) }
+func inScope(rec store.Record, sc store.Scope) bool { return loglane.InScope(rec.Event, sc) }

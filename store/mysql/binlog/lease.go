@@ -9,7 +9,8 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/loglane"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 // position is a place in the binary log: a file and an offset in it.
@@ -57,7 +58,7 @@ func (s *Store) takeLease(ctx context.Context, p store.LogParams) (position, err
 	res, err := s.DB().ExecContext(ctx, `UPDATE herald_log_lanes SET owner = ?,
   lease_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 WHERE lane = ? AND (owner = ? OR owner = '' OR lease_until < UTC_TIMESTAMP(6))`,
-		p.Owner, sqlcommon.Micros(p.Lease), p.Lane, p.Owner)
+		p.Owner, sqlbuild.Micros(p.Lease), p.Lane, p.Owner)
 	if err != nil {
 		return pos, fmt.Errorf("mysql store: log lane %s: lease: %w", p.Lane, err)
 	}
@@ -77,13 +78,13 @@ WHERE lane = ? AND (owner = ? OR owner = '' OR lease_until < UTC_TIMESTAMP(6))`,
 // renewLeaseIn extends the lease and records pos, if the lease is still
 // ours; a position never moves back. MySQL applies SET assignments left to
 // right, so log_file is compared with the position before it moves.
-func renewLeaseIn(ctx context.Context, db execer, p store.LogParams, pos position) error {
+func renewLeaseIn(ctx context.Context, db loglane.Execer, p store.LogParams, pos position) error {
 	enc := int64(pos.encode())
 	res, err := db.ExecContext(ctx, `UPDATE herald_log_lanes SET log_file = IF(? > position, ?, log_file),
   position = GREATEST(position, ?), updated_at = UTC_TIMESTAMP(6),
   lease_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 WHERE lane = ? AND owner = ? AND lease_until >= UTC_TIMESTAMP(6)`,
-		enc, pos.file, enc, sqlcommon.Micros(p.Lease), p.Lane, p.Owner)
+		enc, pos.file, enc, sqlbuild.Micros(p.Lease), p.Lane, p.Owner)
 	if err != nil {
 		return fmt.Errorf("mysql store: log lane %s: position: %w", p.Lane, err)
 	}
@@ -93,23 +94,6 @@ WHERE lane = ? AND owner = ? AND lease_until >= UTC_TIMESTAMP(6)`,
 		return store.ErrLogLeaseLost
 	}
 	return nil
-}
-
-// releaseLease gives the lease up so a standby need not wait for it to end.
-func (s *Store) releaseLease(ctx context.Context, p store.LogParams) {
-	_, _ = s.DB().ExecContext(ctx, `UPDATE herald_log_lanes SET owner = '', lease_until = UTC_TIMESTAMP(6) WHERE lane = ? AND owner = ?`,
-		p.Lane, p.Owner)
-}
-
-// handOverBacklog gives the lane's polling workers every pending row no one
-// owns: the rows committed before the lane's first position, which its
-// stream cannot read. Rows committed after it are streamed too (published
-// twice, deduped by event id); none is left out.
-func (s *Store) handOverBacklog(ctx context.Context, p store.LogParams, table string) error {
-	scope, args := sqlcommon.ScopeWhere(p.Scope, "")
-	_, err := s.DB().ExecContext(ctx, "UPDATE "+table+" SET lease_owner = ? WHERE status = 'pending' AND lease_owner = ''"+scope,
-		append([]any{LogOwner(p.Lane)}, args...)...)
-	return err
 }
 
 // currentPosition is the end of the server's binary log now.

@@ -39,7 +39,7 @@ func (s *Store) OpenLog(ctx context.Context, p store.LogParams) (store.LogStream
 	if err != nil {
 		return nil, err
 	}
-	st := &logStream{s: s, p: p, table: table, lastRenew: time.Now()}
+	st := &logStream{s: s, p: p, table: table}
 	if pos.file == "" {
 		if pos, err = s.firstPosition(ctx, p, table); err != nil {
 			st.Close()
@@ -60,7 +60,7 @@ func (s *Store) firstPosition(ctx context.Context, p store.LogParams, table stri
 	if err != nil {
 		return pos, err
 	}
-	if err := s.handOverBacklog(ctx, p, table); err != nil {
+	if _, err := s.logs.HandOverBacklog(ctx, p, table); err != nil {
 		return pos, fmt.Errorf("mysql store: log lane %s: handing over the rows before its first position: %w", p.Lane, err)
 	}
 	return pos, renewLeaseIn(ctx, s.DB(), p, pos)
@@ -75,8 +75,8 @@ func (st *logStream) open(ctx context.Context, pos position) error {
 	}
 	st.cols, st.db = cols, st.s.cfg.DBName
 	st.cur, st.base, st.skipTo, st.readEnd = pos, pos.base(), pos.encode(), pos.encode()
-	st.confirmed, st.lastEvent = pos.encode(), time.Now()
-	st.recorded.Store(pos.encode())
+	st.pos.Start(pos.encode())
+	st.lastEvent = time.Now()
 	if err := st.s.checkFileKept(ctx, st.p.Lane, pos); err != nil {
 		return err
 	}

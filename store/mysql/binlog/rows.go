@@ -10,7 +10,8 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+	"github.com/heraldhq/herald/store/internal/sqltx"
 	"github.com/heraldhq/herald/store/mysql"
 )
 
@@ -22,27 +23,13 @@ func retryable(err error) bool {
 
 // inTx runs f in a READ COMMITTED transaction, retrying deadlocks.
 func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
-	return sqlcommon.InTx(ctx, s.DB(), retryable, f)
+	return sqltx.InTx(ctx, s.DB(), retryable, f)
 }
 
 // HandOver writes failed (or parked) log events to their rows for the
 // lane's polling workers, in one transaction.
 func (s *Store) HandOver(ctx context.Context, table, lane string, fs []store.LogFailure) error {
-	if len(fs) == 0 {
-		return nil
-	}
-	q, err := quote(table)
-	if err != nil {
-		return err
-	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, f := range fs {
-			if err := handOverOne(ctx, tx, q, LogOwner(lane), f); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return s.logs.HandOver(ctx, table, lane, fs, handOverOne)
 }
 
 // handOverOne updates one row: an attempted event counts the attempt and
@@ -57,12 +44,12 @@ func handOverOne(ctx context.Context, tx *sql.Tx, table, owner string, f store.L
 	if f.Dead {
 		status = "dead"
 	}
-	msg := sqlcommon.TrimError(f.Error)
+	msg := sqlbuild.TrimError(f.Error)
 	_, err := tx.ExecContext(ctx, "UPDATE "+table+` SET status = ?, lease_owner = ?,
   attempts = attempts + IF(?, 1, 0),
   last_error = IF(? = '', last_error, ?),
   available_at = CASE WHEN ? = 'dead' THEN UTC_TIMESTAMP(6) WHEN ? THEN UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND ELSE available_at END
-WHERE id = ? AND status = 'pending'`, status, owner, f.Attempted, msg, msg, status, f.Attempted, sqlcommon.Micros(f.RetryIn), f.Record.ID)
+WHERE id = ? AND status = 'pending'`, status, owner, f.Attempted, msg, msg, status, f.Attempted, sqlbuild.Micros(f.RetryIn), f.Record.ID)
 	return err
 }
 
@@ -93,35 +80,32 @@ func journalMarks(ctx context.Context, tx *sql.Tx, p store.LogParams, ds []store
 // is written) instead of skipping its rows; rows it did not settle are
 // counted as settled another way or gone (countMissed).
 func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, deleteRows bool) (store.MarksApplied, error) {
+	return s.logs.ApplyMarks(ctx, table, lane, func(ctx context.Context, tx *sql.Tx, q string) (store.MarksApplied, error) {
+		return applyMarks(ctx, tx, q, lane, limit, deleteRows)
+	})
+}
+
+// applyMarks is ApplyMarks' transaction: it takes the journal rows,
+// settles their rows, counts the others and deletes the journal rows.
+func applyMarks(ctx context.Context, tx *sql.Tx, q, lane string, limit int, deleteRows bool) (store.MarksApplied, error) {
 	var res store.MarksApplied
-	q, err := quote(table)
+	ids, marks, err := takeMarks(ctx, tx, lane, limit)
+	if err != nil || len(ids) == 0 {
+		return res, err
+	}
+	res.Batches = len(ids)
+	doc, err := json.Marshal(marks)
 	if err != nil {
 		return res, err
 	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		res = store.MarksApplied{}
-		ids, marks, err := takeMarks(ctx, tx, lane, limit)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		res.Batches = len(ids)
-		doc, err := json.Marshal(marks)
-		if err != nil {
-			return err
-		}
-		if res.Marked, err = settleRows(ctx, tx, q, string(doc), deleteRows); err != nil {
-			return err
-		}
-		if err := countMissed(ctx, tx, q, marks, deleteRows, &res); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, "DELETE FROM herald_log_marks WHERE id IN ("+sqlcommon.Marks(len(ids))+")", sqlcommon.Int64Args(ids)...)
-		return err
-	})
-	if err != nil {
-		return store.MarksApplied{}, fmt.Errorf("mysql store: marking log events of lane %s delivered: %w", lane, err)
+	if res.Marked, err = settleRows(ctx, tx, q, string(doc), deleteRows); err != nil {
+		return res, err
 	}
-	return res, nil
+	if err := countMissed(ctx, tx, q, marks, deleteRows, &res); err != nil {
+		return res, err
+	}
+	_, err = tx.ExecContext(ctx, "DELETE FROM herald_log_marks WHERE id IN ("+sqlbuild.Marks(len(ids))+")", sqlbuild.Int64Args(ids)...)
+	return res, err
 }
 
 // marksJSON is the JSON_TABLE over a journal's [id, receipt] pairs.
@@ -159,8 +143,8 @@ func countMissed(ctx context.Context, tx *sql.Tx, q string, marks []mark, delete
 		return nil
 	}
 	var present int
-	err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+q+" WHERE id IN ("+sqlcommon.Marks(len(ids))+")",
-		sqlcommon.Int64Args(ids)...).Scan(&present)
+	err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+q+" WHERE id IN ("+sqlbuild.Marks(len(ids))+")",
+		sqlbuild.Int64Args(ids)...).Scan(&present)
 	if err != nil {
 		return err
 	}
@@ -218,28 +202,5 @@ func takeMarks(ctx context.Context, tx *sql.Tx, lane string, limit int) ([]int64
 
 // HandedOverKeys lists the keys of scope with unfinished handed-over rows.
 func (s *Store) HandedOverKeys(ctx context.Context, lane string, sc store.Scope, parkOnDead bool) ([][2]string, error) {
-	table, err := quote(sc.Table)
-	if err != nil {
-		return nil, err
-	}
-	statuses := "'pending', 'in_flight'"
-	if parkOnDead {
-		statuses += ", 'dead'"
-	}
-	scope, args := sqlcommon.ScopeWhere(sc, "")
-	rows, err := s.DB().QueryContext(ctx, "SELECT DISTINCT tenant, partition_key FROM "+table+
-		" WHERE partition_key <> '' AND lease_owner <> '' AND status IN ("+statuses+")"+scope, args...)
-	if err != nil {
-		return nil, fmt.Errorf("mysql store: handed-over keys of %s: %w", sc.Table, err)
-	}
-	defer rows.Close()
-	var keys [][2]string
-	for rows.Next() {
-		var k [2]string
-		if err := rows.Scan(&k[0], &k[1]); err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
-	}
-	return keys, rows.Err()
+	return s.logs.HandedOverKeys(ctx, lane, sc, parkOnDead)
 }

@@ -6,14 +6,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	vtmysql "vitess.io/vitess/go/mysql"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/sqlcommon"
+	"github.com/heraldhq/herald/store/internal/loglane"
 )
 
 // logStream is one lane's binlog dump.
@@ -40,11 +39,9 @@ type logStream struct {
 	skipTo uint64
 	// readEnd is the End of the last batch Next returned.
 	readEnd uint64
-	// recorded is the position Record last wrote (it runs on another
-	// goroutine); confirmed is the one Next last saw.
-	recorded  atomic.Uint64
-	confirmed uint64
-	lastRenew time.Time
+	// pos is the recorded position, Confirmed once Next took it, and the
+	// lease's renewal.
+	pos loglane.Position
 	// inTx is set between a transaction's begin and commit; tx holds its
 	// events so far, kept across calls of Next.
 	inTx bool
@@ -55,42 +52,21 @@ type logStream struct {
 	txOther bool
 }
 
-// linger is how long Next waits for more transactions once it has events:
-// a burst still arriving fills the batch, a lone commit is not held back.
-const linger = time.Millisecond
-
 // Next reads whole transactions until limit events, or until wait passed
 // (linger, once it has events). A transaction cut by the deadline stays
 // buffered for the next call.
 func (st *logStream) Next(ctx context.Context, limit int, wait time.Duration) (store.LogBatch, error) {
 	b := store.LogBatch{End: st.readEnd}
-	defer func() { st.readEnd = max(st.readEnd, b.End) }()
-	deadline := time.Now().Add(wait)
-	for {
-		if err := st.keepAlive(ctx); err != nil {
-			return b, err
-		}
-		ev, ok, err := st.receive(ctx, deadline)
-		if err != nil || !ok {
-			return b, err
-		}
-		committed, err := st.handle(ev, &b)
-		if err != nil {
-			return b, err
-		}
-		if committed && len(b.Records) >= limit {
-			return b, nil
-		}
-		if committed && len(b.Records) > 0 {
-			deadline = earliest(deadline, time.Now().Add(linger))
-		}
-	}
+	_, err := loglane.Fill(ctx, loglane.Steps[vtmysql.BinlogEvent]{KeepAlive: st.keepAlive, Receive: st.receive, Handle: st.handle},
+		&b, limit, wait)
+	st.readEnd = max(st.readEnd, b.End)
+	return b, err
 }
 
 // receive returns the next event, or ok false at the deadline (or at
 // lease/3, to renew the lease while idle).
 func (st *logStream) receive(ctx context.Context, deadline time.Time) (vtmysql.BinlogEvent, bool, error) {
-	deadline = earliest(deadline, st.lastRenew.Add(st.p.Lease/3))
+	deadline = loglane.Earliest(deadline, st.pos.RenewAt(st.p.Lease))
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	silence := time.NewTimer(time.Until(st.lastEvent.Add(deadAfter)))
@@ -248,36 +224,23 @@ func heraldLogTable(tm *vtmysql.TableMap) bool {
 	return tm.Name == "herald_log_lanes" || tm.Name == "herald_log_marks"
 }
 
-// keepAlive notes what Record recorded and renews the lease every lease/3.
+// keepAlive takes what Record recorded and renews the lease every lease/3.
 func (st *logStream) keepAlive(ctx context.Context) error {
-	if rec := st.recorded.Load(); rec > st.confirmed {
-		st.confirmed, st.lastRenew = rec, time.Now() // Record renewed the lease
-	}
-	if time.Since(st.lastRenew) < st.p.Lease/3 {
-		return nil
-	}
-	if err := renewLeaseIn(ctx, st.s.DB(), st.p, decode(st.base, st.confirmed)); err != nil {
-		return err
-	}
-	st.lastRenew = time.Now()
-	return nil
+	st.pos.CatchUp()
+	return st.pos.KeepLease(ctx, st.p.Lease, func(ctx context.Context, pos uint64) error {
+		return renewLeaseIn(ctx, st.s.DB(), st.p, decode(st.base, pos))
+	})
 }
 
 // Record journals ds as delivered (ApplyMarks marks the rows) and records
 // end in herald_log_lanes, fenced by the lease, in one transaction.
 func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery) error {
-	pos := decode(st.base, end)
-	err := st.s.inTx(ctx, func(tx *sql.Tx) error {
+	return st.pos.Record(ctx, end, st.s.inTx, func(tx *sql.Tx) error {
 		if err := journalMarks(ctx, tx, st.p, ds); err != nil {
 			return fmt.Errorf("mysql store: journaling %d log events delivered: %w", len(ds), err)
 		}
-		return renewLeaseIn(ctx, tx, st.p, pos)
-	})
-	if err != nil {
-		return err
-	}
-	sqlcommon.RaisePosition(&st.recorded, end)
-	return nil
+		return nil
+	}, func(tx *sql.Tx) error { return renewLeaseIn(ctx, tx, st.p, decode(st.base, end)) })
 }
 
 // Close ends the dump and gives the lease up.
@@ -292,13 +255,6 @@ func (st *logStream) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	st.s.releaseLease(ctx, st.p)
+	st.s.logs.ReleaseLease(ctx, st.p)
 	return nil
-}
-
-func earliest(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }

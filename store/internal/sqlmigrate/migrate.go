@@ -1,4 +1,6 @@
-package sqlcommon
+// Package sqlmigrate reads the stores' versioned migration files and the
+// recorded schema version of a table.
+package sqlmigrate
 
 import (
 	"fmt"

@@ -1,4 +1,8 @@
-package sqlcommon
+// Package sqlscan reads rows into the store package's types: outbox
+// records (with strict header decoding), lane statistics, lane states, id
+// and string columns, and the operator reads List and Get that the MySQL
+// and PostgreSQL stores write alike.
+package sqlscan
 
 import (
 	"database/sql"
@@ -132,9 +136,6 @@ func AddStat(st *store.LaneStats, status store.Status, retried bool, n int64, ag
 		st.Dead += n
 	}
 }
-
-// ReplaceTable puts the quoted table into a statement template's {{T}}.
-func ReplaceTable(tmpl, quoted string) string { return strings.ReplaceAll(tmpl, "{{T}}", quoted) }
 
 // recordColumns are the columns ScanRecords reads, in its order.
 var recordColumns = []string{"id", "event_id", "tenant", "topic", "event_type", "partition_key", "headers", "payload",

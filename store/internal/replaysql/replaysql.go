@@ -1,4 +1,6 @@
-package sqlcommon
+// Package replaysql is search and replay by query (store.QueryReplayer)
+// over one database's SQL pieces, for the three stores.
+package replaysql
 
 import (
 	"cmp"
@@ -9,21 +11,22 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 // EventWhere returns the " AND …" conditions, with ? placeholders, that
 // select q's rows (its scope included), and their arguments. timeArg turns
 // a time into the database's created_at value.
 func EventWhere(q store.EventQuery, timeArg func(time.Time) any) (string, []any) {
-	where, args := ScopeWhere(q.Scope, "")
+	where, args := sqlbuild.ScopeWhere(q.Scope, "")
 	var b strings.Builder
 	b.WriteString(where)
 	in := func(col string, vals []string) {
 		if len(vals) == 0 {
 			return
 		}
-		b.WriteString(" AND " + col + " IN (" + Marks(len(vals)) + ")")
-		args = append(args, StringArgs(vals)...)
+		b.WriteString(" AND " + col + " IN (" + sqlbuild.Marks(len(vals)) + ")")
+		args = append(args, sqlbuild.StringArgs(vals)...)
 	}
 	statuses := make([]string, len(q.Statuses))
 	for i, s := range q.Statuses {
@@ -186,10 +189,10 @@ func (r Replayer) RetryNow(ctx context.Context, sc store.Scope, eventIDs []strin
 	if err != nil {
 		return 0, err
 	}
-	scope, args := ScopeWhere(sc, "")
+	scope, args := sqlbuild.ScopeWhere(sc, "")
 	n, err := r.Exec(ctx, r.bind("UPDATE "+qt+" SET available_at = "+r.Now+r.Touch+
-		" WHERE status = 'pending' AND event_id IN ("+Marks(len(eventIDs))+")"+scope),
-		append(StringArgs(eventIDs), args...)...)
+		" WHERE status = 'pending' AND event_id IN ("+sqlbuild.Marks(len(eventIDs))+")"+scope),
+		append(sqlbuild.StringArgs(eventIDs), args...)...)
 	return n, r.fail("retry now", sc.Table, err)
 }
 
@@ -228,8 +231,8 @@ func (r Replayer) next(ctx context.Context, tx *sql.Tx, qt string, b store.Repla
 		entries = append(entries, b.Query.Table, p.eventID, p.id, p.from, b.By, b.Reason)
 	}
 	res, err := tx.ExecContext(ctx, r.bind("UPDATE "+qt+" SET status = 'pending', attempts = 0, available_at = "+r.Now+
-		", "+cmp.Or(r.DeliveredAt, "delivered_at")+" = NULL"+r.Touch+" WHERE id IN ("+Marks(len(ids))+") AND status IN ('delivered', 'dead')"),
-		Int64Args(ids)...)
+		", "+cmp.Or(r.DeliveredAt, "delivered_at")+" = NULL"+r.Touch+" WHERE id IN ("+sqlbuild.Marks(len(ids))+") AND status IN ('delivered', 'dead')"),
+		sqlbuild.Int64Args(ids)...)
 	if err != nil {
 		return nil, err
 	}

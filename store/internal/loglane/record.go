@@ -1,17 +1,21 @@
-package sqlcommon
+// Package loglane is what the two log readers (PostgreSQL's logical
+// replication in store/postgres, MariaDB's binary log in store/mysql/binlog)
+// share: the records they read, the stray check, and the parts of their
+// streams and of store.LogReader that do not depend on how a database
+// writes its log. Each database's SQL stays in its own package.
+package loglane
 
 import (
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 )
 
-// LogInScope applies a log lane's tenant and type filters to an event read
+// InScope applies a log lane's tenant and type filters to an event read
 // from the database's log, as a claim's WHERE would.
-func LogInScope(ev herald.Event, sc store.Scope) bool {
+func InScope(ev herald.Event, sc store.Scope) bool {
 	switch {
 	case sc.Tenant != "" && ev.Tenant != sc.Tenant:
 		return false
@@ -21,10 +25,10 @@ func LogInScope(ev herald.Event, sc store.Scope) bool {
 	return !slices.Contains(sc.ExcludeTypes, ev.Type)
 }
 
-// FinishLogRecord sets what a claim would on a record read from the log:
+// FinishRecord sets what a claim would on a record read from the log:
 // times in UTC, the age on this process's clock (the log carries no read
 // time), a non-nil payload.
-func FinishLogRecord(rec *store.Record) {
+func FinishRecord(rec *store.Record) {
 	now := time.Now()
 	if rec.Event.CreatedAt.IsZero() {
 		rec.Event.CreatedAt = now.UTC()
@@ -39,16 +43,4 @@ func FinishLogRecord(rec *store.Record) {
 		rec.Event.Headers = nil
 	}
 	rec.Age = max(now.Sub(rec.Event.CreatedAt), 0)
-}
-
-// RaisePosition moves a log reader's recorded position up to end, never
-// back: Record runs beside the reader's own goroutine, and a batch recorded
-// late must not undo a later one.
-func RaisePosition(recorded *atomic.Uint64, end uint64) {
-	for {
-		old := recorded.Load()
-		if end <= old || recorded.CompareAndSwap(old, end) {
-			return
-		}
-	}
 }

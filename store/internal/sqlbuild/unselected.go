@@ -1,4 +1,4 @@
-package sqlcommon
+package sqlbuild
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package sqlcommon
+package sqlscan
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
 )
 
 // Reader runs the operator reads (List, Get) that the MySQL and PostgreSQL
@@ -40,7 +41,7 @@ func (r Reader) List(ctx context.Context, p store.ListParams, defaultLimit int) 
 	if limit <= 0 {
 		limit = defaultLimit
 	}
-	scope, scopeArgs := ScopeWhere(p.Scope, "")
+	scope, scopeArgs := sqlbuild.ScopeWhere(p.Scope, "")
 	args := append(append([]any{string(p.Status), p.AfterID}, scopeArgs...), limit)
 	recs, err := r.query(ctx, "SELECT "+RecordColumns("")+", "+r.Now+" FROM "+table+
 		" WHERE status = ? AND id > ?"+scope+" ORDER BY id LIMIT ?", args...)

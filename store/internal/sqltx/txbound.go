@@ -1,4 +1,8 @@
-package sqlcommon
+// Package sqltx is how the stores run transactions: the retry loop for
+// lost deadlocks and serialization conflicts, READ COMMITTED transactions,
+// pool sizing, and the bound on how long a claim or mark transaction may
+// sit idle on the server (TxBound).
+package sqltx
 
 import (
 	"context"

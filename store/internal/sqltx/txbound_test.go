@@ -1,4 +1,4 @@
-package sqlcommon
+package sqltx
 
 import (
 	"testing"
