@@ -1,7 +1,6 @@
 package config
 
 import (
-	"context"
 	"fmt"
 
 	"go.yaml.in/yaml/v3"
@@ -97,22 +96,4 @@ func (b *Broker) checkDestination(tpl broker.Template) error {
 		return dc.CheckDestination(tpl)
 	}
 	return nil
-}
-
-// open connects the broker and registers its release with rt.
-func (rt *Runtime) openBroker(ctx context.Context, env broker.OpenEnv, b *Broker) (broker.Publisher, error) {
-	o, err := b.Config.Open(ctx, env)
-	if err != nil {
-		return nil, err
-	}
-	closeFn := o.Close
-	if closeFn == nil {
-		closeFn = o.Publisher.Close
-	}
-	rt.closers = append(rt.closers, closeFn)
-	rt.Endpoints[env.Name] = o.Endpoint
-	if o.ClientURL != "" {
-		rt.ClientURLs[env.Name] = o.ClientURL
-	}
-	return o.Publisher, nil
 }

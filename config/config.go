@@ -1,6 +1,7 @@
 // Package config reads Herald's YAML file (docs/config.md), applies
-// environment overrides, validates it with errors that name the key at
-// fault, and wires the store, brokers and relay it describes.
+// environment overrides and validates it, with errors that name the key at
+// fault. It is data and validation only: package daemon opens and runs
+// what a parsed file describes.
 package config
 
 import (

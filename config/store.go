@@ -1,7 +1,6 @@
 package config
 
 import (
-	"context"
 	"fmt"
 
 	"go.yaml.in/yaml/v3"
@@ -105,12 +104,4 @@ func (s *Store) validate(d Drivers, path string) []error {
 		}
 	}
 	return errs
-}
-
-// open opens the configured store.
-func (s Store) open(ctx context.Context) (store.Store, error) {
-	if s.Config == nil {
-		return nil, fmt.Errorf("%w: store.driver: unknown database driver %q", ErrInvalid, s.Driver)
-	}
-	return s.Config.Open(ctx, s.DSN)
 }

@@ -72,6 +72,13 @@ func (f *File) ForStore(name string) (*File, error) {
 	return &c, nil
 }
 
+// ProjectionPath is the key path in the whole file of f.Projections[i]
+// ("projections[2]"), for errors about it: a ForStore copy's own index
+// may differ.
+func (f *File) ProjectionPath(i int) string {
+	return fmt.Sprintf("projections[%d]", f.projectionIndex(i))
+}
+
 // projectionIndex is the index in the whole file of f.Projections[i].
 func (f *File) projectionIndex(i int) int {
 	if f.projectionAt != nil {

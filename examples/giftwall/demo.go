@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/daemon"
 	"github.com/heraldhq/herald/drivers"
 	"github.com/heraldhq/herald/projector"
 	"github.com/heraldhq/herald/relay"
@@ -99,7 +100,7 @@ type DemoOptions struct {
 // with the three lanes, and the gift wall projector fed from the broker.
 type Demo struct {
 	opts    DemoOptions
-	rt      *config.Runtime
+	rt      *daemon.Runtime
 	app     *App
 	sub     broker.Subscriber
 	flaky   []*Flaky
@@ -136,7 +137,7 @@ func StartDemo(ctx context.Context, opts DemoOptions) (_ *Demo, err error) {
 	if err != nil {
 		return nil, err
 	}
-	rt, err := config.OpenStore(ctx, opts.File, true)
+	rt, err := daemon.OpenStore(ctx, opts.File, true)
 	if err != nil {
 		return nil, err
 	}

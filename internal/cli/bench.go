@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/daemon"
 	"github.com/heraldhq/herald/internal/bench"
 	"github.com/heraldhq/herald/relay"
 )
@@ -136,7 +136,7 @@ func (a *app) benchKeepUp(ctx context.Context, f benchFlags) error {
 }
 
 // benchSetup opens the store and the lane's broker.
-func (a *app) benchSetup(ctx context.Context, f benchFlags, withBroker bool) (*config.Runtime, bench.Setup, error) {
+func (a *app) benchSetup(ctx context.Context, f benchFlags, withBroker bool) (*daemon.Runtime, bench.Setup, error) {
 	rt, err := a.load(ctx, openBare, f.lane)
 	if err != nil {
 		return nil, bench.Setup{}, err

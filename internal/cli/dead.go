@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/admin"
-	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/daemon"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -59,7 +59,7 @@ func (a *app) deadCommand() *cobra.Command {
 }
 
 // deadScope opens the store and returns the chosen lane's scope.
-func (a *app) deadScope(ctx context.Context, f deadFlags) (*config.Runtime, store.Scope, error) {
+func (a *app) deadScope(ctx context.Context, f deadFlags) (*daemon.Runtime, store.Scope, error) {
 	rt, err := a.load(ctx, openExisting, f.lane)
 	if err != nil {
 		return nil, store.Scope{}, err
@@ -139,7 +139,7 @@ func (a *app) deadShow(ctx context.Context, f deadFlags, id string) error {
 
 // otherLaneHint looks for the event in the other lanes' tables and names
 // the --lane that finds it.
-func (a *app) otherLaneHint(ctx context.Context, rt *config.Runtime, table, id string) string {
+func (a *app) otherLaneHint(ctx context.Context, rt *daemon.Runtime, table, id string) string {
 	for _, l := range rt.File.Lanes {
 		if l.Table == table {
 			continue
@@ -200,7 +200,7 @@ func (a *app) deadChange(ctx context.Context, f deadFlags, ids []string, kind de
 
 // deadOnly keeps the ids of dead events of table and returns an error for
 // each other id, naming it and why.
-func (a *app) deadOnly(ctx context.Context, rt *config.Runtime, table string, ids []string) (dead []string, refused []error) {
+func (a *app) deadOnly(ctx context.Context, rt *daemon.Runtime, table string, ids []string) (dead []string, refused []error) {
 	for _, id := range ids {
 		r, err := rt.Store.Get(ctx, table, id)
 		switch {
@@ -218,7 +218,7 @@ func (a *app) deadOnly(ctx context.Context, rt *config.Runtime, table string, id
 }
 
 // countChange counts the dead events a replay or purge would change.
-func (a *app) countChange(ctx context.Context, rt *config.Runtime, scope store.Scope, ids []string, all bool) (int64, error) {
+func (a *app) countChange(ctx context.Context, rt *daemon.Runtime, scope store.Scope, ids []string, all bool) (int64, error) {
 	if !all {
 		return int64(len(ids)), nil
 	}

@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/daemon"
 	"github.com/heraldhq/herald/relay"
 	"github.com/heraldhq/herald/store"
 )
 
 // printLogNeeds says what the database must provide for the file's log
 // lanes (source: log), with its current values.
-func (a *app) printLogNeeds(ctx context.Context, rt *config.Runtime) {
+func (a *app) printLogNeeds(ctx context.Context, rt *daemon.Runtime) {
 	var lanes []string
 	for _, l := range rt.File.Lanes {
 		if relay.Source(l.Source) == relay.SourceLog {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/daemon"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -54,7 +54,7 @@ func (a *app) projectionCommand() *cobra.Command {
 
 // projectionStore opens a store as a projection store: --store's, else
 // the store of the configured projection named name, else the default.
-func (a *app) projectionStore(ctx context.Context, name string) (*config.Runtime, store.ProjectionStore, error) {
+func (a *app) projectionStore(ctx context.Context, name string) (*daemon.Runtime, store.ProjectionStore, error) {
 	all, err := a.loadConfig()
 	if err != nil {
 		return nil, nil, err
@@ -68,7 +68,7 @@ func (a *app) projectionStore(ctx context.Context, name string) (*config.Runtime
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := config.CheckDatabaseExists(f.Store); err != nil {
+	if err := daemon.CheckDatabaseExists(f.Store); err != nil {
 		return nil, nil, err // opening would create an empty SQLite file
 	}
 	rt, err := openFile(ctx, f, openBare)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/daemon"
 	"github.com/heraldhq/herald/drivers"
 	"github.com/heraldhq/herald/store"
 )
@@ -65,7 +66,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	a.sayError(err)
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, config.ErrInvalid) || errors.Is(err, store.ErrMisconfigured) || isCobraUsage(err) {
+	var ce *daemon.ConfigError
+	if errors.As(err, &ue) || errors.As(err, &ce) || errors.Is(err, config.ErrInvalid) ||
+		errors.Is(err, store.ErrMisconfigured) || isCobraUsage(err) {
 		return ExitUsage
 	}
 	return ExitFailure
@@ -130,7 +133,7 @@ func (a *app) loadConfig() (*config.File, error) {
 
 // load reads the config file and opens the store of lane (storeFile) as
 // mode allows.
-func (a *app) load(ctx context.Context, mode openMode, lane string) (*config.Runtime, error) {
+func (a *app) load(ctx context.Context, mode openMode, lane string) (*daemon.Runtime, error) {
 	all, err := a.loadConfig()
 	if err != nil {
 		return nil, err
@@ -144,13 +147,13 @@ func (a *app) load(ctx context.Context, mode openMode, lane string) (*config.Run
 
 // openFile opens the store of f (one store's part of a config) as mode
 // allows.
-func openFile(ctx context.Context, f *config.File, mode openMode) (*config.Runtime, error) {
+func openFile(ctx context.Context, f *config.File, mode openMode) (*daemon.Runtime, error) {
 	if mode == openExisting {
-		if err := config.CheckDatabaseExists(f.Store); err != nil {
+		if err := daemon.CheckDatabaseExists(f.Store); err != nil {
 			return nil, err
 		}
 	}
-	rt, err := config.OpenStore(ctx, f, mode == openMigrating)
+	rt, err := daemon.OpenStore(ctx, f, mode == openMigrating)
 	if err != nil {
 		return nil, err
 	}

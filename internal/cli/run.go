@@ -3,19 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os/signal"
-	"sort"
 	"syscall"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald/admin"
-	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/relay"
+	"github.com/heraldhq/herald/daemon"
 )
 
 func (a *app) runCommand() *cobra.Command {
@@ -41,9 +35,8 @@ func (a *app) runCommand() *cobra.Command {
 	return cmd
 }
 
-// run starts, in this order, what does not need a database (the admin
-// server, so probes answer from the first second; the brokers; tracing),
-// then every store on its own (runStores).
+// run loads the config and runs it (daemon.Run), cut down to --store's
+// store when one is named, until SIGINT or SIGTERM.
 func (a *app) run(ctx context.Context, migrate bool) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -55,90 +48,11 @@ func (a *app) run(ctx context.Context, migrate bool) error {
 	if err != nil {
 		return err
 	}
-	files, err := a.storeFiles(f)
-	if err != nil {
-		return err
-	}
-	stores := newStoreRuns(files, log)
-	obs, stopAdmin, err := a.startAdmin(f, stores)
-	if err != nil {
-		return err
-	}
-	defer stopAdmin()
-	whole := f // every store's lanes, or --store's
 	if a.storeName != "" {
-		whole = files[0]
-	}
-	brokers := config.BrokerRuntime(whole)
-	defer brokers.Close()
-	if err := brokers.StartBrokers(ctx, log); err != nil {
-		return err
-	}
-	a.announce(brokers, stores)
-	tp, stopTracing, err := a.startTracing(ctx, f.Tracing)
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
-	err = runStores(ctx, stores, runEnv{brokers: brokers, migrate: migrate, node: f.Node, obs: obs, tp: tp, say: a.say})
-	log.Info("herald stopped", slog.String("signal", fmt.Sprint(context.Cause(ctx))))
-	return err
-}
-
-// startAdmin serves metrics and health on admin.addr (unless it is off)
-// and returns the relays' metrics observer and a stop function.
-func (a *app) startAdmin(f *config.File, stores []*storeRun) (relay.Observer, func(), error) {
-	if f.Admin.Addr == config.AdminOff {
-		return nil, func() {}, nil
-	}
-	lanes := make([]admin.StoreLanes, len(stores))
-	for i, s := range stores {
-		lanes[i] = admin.StoreLanes{Name: s.name, Opening: s.opening, Lanes: s.file.Lanes, Health: s.health}
-	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfoGauge())
-	m, err := admin.NewStoresMetrics(reg, lanes)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := admin.RegisterStoresHealth(reg, lanes); err != nil {
-		return nil, nil, err
-	}
-	srv, err := admin.ListenStores(f.Admin.Addr, reg, lanes, admin.WithMetrics(m), admin.WithToken(f.Admin.Token))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w (admin.addr; %q turns it off)", err, config.AdminOff)
-	}
-	actions := "read-only: set admin.token or HERALD_ADMIN_TOKEN for actions"
-	if f.Admin.Token != "" {
-		actions = "actions need the admin token"
-	}
-	a.say("admin on http://%s (dashboard at /, %s; /metrics, /healthz, /readyz, /api/lanes)", srv.Addr(), actions)
-	stop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Close(ctx)
-	}
-	return m, stop, nil
-}
-
-// announce says where every broker is reached, above all the embedded NATS
-// server that other programs can subscribe to.
-func (a *app) announce(rt *config.Runtime, stores []*storeRun) {
-	names := make([]string, 0, len(rt.Endpoints))
-	for n := range rt.Endpoints {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		a.say("broker %s: %s", n, rt.Endpoints[n])
-	}
-	for _, s := range stores {
-		for _, l := range s.file.Lanes {
-			where := ""
-			if len(stores) > 1 {
-				where = "store " + s.name + ", "
-			}
-			a.say("lane %s: %stable %s → broker %s, destination %s", l.Name, where, l.Table, l.Broker, l.Destination)
+		if f, err = f.ForStore(a.storeName); err != nil {
+			return fmt.Errorf("--store: %w", err)
 		}
 	}
+	return daemon.Run(ctx, f, daemon.Options{Logger: log, NoMigrate: !migrate, Say: a.say,
+		Collectors: []prometheus.Collector{buildInfoGauge()}})
 }

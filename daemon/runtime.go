@@ -1,4 +1,4 @@
-package config
+package daemon
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/relay"
 	"github.com/heraldhq/herald/store"
 )
@@ -15,7 +16,7 @@ import (
 // Runtime is what a config file describes, opened: the store, and (after
 // StartBrokers) the brokers and the relay's lanes. Close releases it all.
 type Runtime struct {
-	File  *File
+	File  *config.File
 	Store store.Store
 	// Lanes are the relay lanes, set by StartBrokers.
 	Lanes []relay.Lane
@@ -33,8 +34,8 @@ type Runtime struct {
 
 // OpenStore opens the configured store (and migrates every lane's table
 // when store.migrate is on and migrate is true).
-func OpenStore(ctx context.Context, f *File, migrate bool) (*Runtime, error) {
-	s, err := f.Store.open(ctx)
+func OpenStore(ctx context.Context, f *config.File, migrate bool) (*Runtime, error) {
+	s, err := openStore(ctx, f.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -69,30 +70,9 @@ func (rt *Runtime) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// Lane returns the configured lane named name, or the first lane when name
-// is empty.
-func (f *File) Lane(name string) (*Lane, error) {
-	if name == "" {
-		if len(f.Lanes) == 0 {
-			return nil, fmt.Errorf("%w: no lane uses store %s", ErrInvalid, f.StoreName())
-		}
-		return &f.Lanes[0], nil
-	}
-	for i := range f.Lanes {
-		if f.Lanes[i].Name == name {
-			return &f.Lanes[i], nil
-		}
-	}
-	var names []string
-	for _, l := range f.Lanes {
-		names = append(names, l.Name)
-	}
-	return nil, fmt.Errorf("%w: no lane %q (configured: %v)", ErrInvalid, name, names)
-}
-
 // Outbox returns an Outbox for lane l's table that refuses payloads the
 // lane or its broker would (File.PayloadLimit).
-func (rt *Runtime) Outbox(l *Lane) (*herald.Outbox, error) {
+func (rt *Runtime) Outbox(l *config.Lane) (*herald.Outbox, error) {
 	return herald.NewOutbox(herald.OutboxConfig{Table: l.Table, Dialect: rt.Store.Dialect(), MaxPayload: rt.File.PayloadLimit(l)})
 }
 
@@ -107,7 +87,7 @@ func (rt *Runtime) StartBrokers(ctx context.Context, log *slog.Logger) error {
 		p, err := rt.openBroker(ctx, broker.OpenEnv{Name: l.Broker, Logger: log}, rt.File.Brokers[l.Broker])
 		var ce *broker.ConfigError
 		if errors.As(err, &ce) {
-			return fmt.Errorf("%w: brokers.%s.%s", ErrInvalid, l.Broker, ce.Error())
+			return fmt.Errorf("%w: brokers.%s.%s", config.ErrInvalid, l.Broker, ce.Error())
 		}
 		if err != nil {
 			return fmt.Errorf("broker %s: %w", l.Broker, err)
@@ -125,7 +105,7 @@ func (rt *Runtime) StartBrokers(ctx context.Context, log *slog.Logger) error {
 // BrokerRuntime returns a Runtime of f that holds no store: its
 // StartBrokers opens once each broker that f's lanes use, in whichever
 // store, for the runtimes of several stores to share (UseBrokers).
-func BrokerRuntime(f *File) *Runtime {
+func BrokerRuntime(f *config.File) *Runtime {
 	return &Runtime{File: f, Endpoints: map[string]string{}, ClientURLs: map[string]string{}}
 }
 
@@ -153,4 +133,30 @@ func (rt *Runtime) Close() error {
 	}
 	rt.closers = nil
 	return errors.Join(errs...)
+}
+
+// openStore opens the configured store.
+func openStore(ctx context.Context, s config.Store) (store.Store, error) {
+	if s.Config == nil {
+		return nil, fmt.Errorf("%w: store.driver: unknown database driver %q", config.ErrInvalid, s.Driver)
+	}
+	return s.Config.Open(ctx, s.DSN)
+}
+
+// openBroker connects the broker and registers its release with rt.
+func (rt *Runtime) openBroker(ctx context.Context, env broker.OpenEnv, b *config.Broker) (broker.Publisher, error) {
+	o, err := b.Config.Open(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	closeFn := o.Close
+	if closeFn == nil {
+		closeFn = o.Publisher.Close
+	}
+	rt.closers = append(rt.closers, closeFn)
+	rt.Endpoints[env.Name] = o.Endpoint
+	if o.ClientURL != "" {
+		rt.ClientURLs[env.Name] = o.ClientURL
+	}
+	return o.Publisher, nil
 }

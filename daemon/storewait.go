@@ -1,4 +1,4 @@
-package cli
+package daemon
 
 import (
 	"context"
@@ -31,7 +31,7 @@ const (
 // Settings the server refuses and tables that need `herald migrate` are
 // configuration errors (exit 2), since waiting would not fix them; other
 // errors fail at once. It returns nil, nil when ctx ends first.
-func (s *storeRun) openWaiting(ctx context.Context, migrate bool) (*config.Runtime, error) {
+func (s *storeRun) openWaiting(ctx context.Context, migrate bool) (*Runtime, error) {
 	wait := storeRetryInitial
 	var began time.Time
 	for {
@@ -47,7 +47,7 @@ func (s *storeRun) openWaiting(ctx context.Context, migrate bool) (*config.Runti
 		case errors.Is(err, config.ErrInvalid):
 			return nil, err
 		case errors.Is(err, store.ErrMisconfigured) || errors.Is(err, store.ErrSchema):
-			return nil, usageError{fmt.Errorf("%s: %w", s.keyPath(), err)}
+			return nil, &ConfigError{fmt.Errorf("%s: %w", s.keyPath(), err)}
 		case !(broker.Unreachable(err) || herald.IsUnavailable(err)):
 			return nil, fmt.Errorf("%s: %w", s.keyPath(), err)
 		}
@@ -66,14 +66,14 @@ func (s *storeRun) openWaiting(ctx context.Context, migrate bool) (*config.Runti
 // tryOpen opens the store once and checks its lanes' tables. Without
 // migrations, a SQLite file that does not exist is refused rather than
 // made empty.
-func (s *storeRun) tryOpen(ctx context.Context, migrate bool) (*config.Runtime, error) {
+func (s *storeRun) tryOpen(ctx context.Context, migrate bool) (*Runtime, error) {
 	migrating := migrate && *s.file.Store.Migrate
 	if !migrating {
-		if err := config.CheckDatabaseExists(s.file.Store); err != nil {
+		if err := CheckDatabaseExists(s.file.Store); err != nil {
 			return nil, err
 		}
 	}
-	rt, err := config.OpenStore(ctx, s.file, migrate)
+	rt, err := OpenStore(ctx, s.file, migrate)
 	if err != nil {
 		return nil, err
 	}

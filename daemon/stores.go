@@ -1,4 +1,4 @@
-package cli
+package daemon
 
 import (
 	"context"
@@ -29,7 +29,7 @@ type storeRun struct {
 // runEnv is what every store's run shares: the started brokers, whether
 // to migrate, and the relays' node name, metrics observer and tracer.
 type runEnv struct {
-	brokers *config.Runtime
+	brokers *Runtime
 	migrate bool
 	node    string
 	obs     relay.Observer
@@ -114,7 +114,7 @@ func (s *storeRun) run(ctx context.Context, env runEnv) error {
 
 // relay runs the store's relay until ctx ends (a store only projections
 // use waits for ctx instead).
-func (s *storeRun) relay(ctx context.Context, rt *config.Runtime, env runEnv) error {
+func (s *storeRun) relay(ctx context.Context, rt *Runtime, env runEnv) error {
 	if len(rt.Lanes) == 0 {
 		<-ctx.Done()
 		return nil

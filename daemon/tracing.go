@@ -1,4 +1,4 @@
-package cli
+package daemon
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // PROTOCOL says grpc. It returns the tracer provider (nil when tracing is
 // off, so the relay falls back to the global one) and a stop that flushes
 // what is buffered.
-func (a *app) startTracing(ctx context.Context, t config.Tracing) (trace.TracerProvider, func(), error) {
+func startTracing(ctx context.Context, t config.Tracing, say func(string, ...any)) (trace.TracerProvider, func(), error) {
 	endpoint := t.OTLPEndpoint
 	fromEnv := firstEnv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 	if endpoint == "" && fromEnv == "" {
@@ -41,7 +41,7 @@ func (a *app) startTracing(ctx context.Context, t config.Tracing) (trace.TracerP
 		opts = append(opts, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())))
 	} // else the SDK reads OTEL_TRACES_SAMPLER(_ARG) itself
 	tp := sdktrace.NewTracerProvider(opts...)
-	a.say("tracing to %s", where)
+	say("tracing to %s", where)
 	stop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -1,4 +1,4 @@
-package config
+package daemon
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -27,7 +28,7 @@ func notMigrated(format string, args ...any) error {
 // CheckDatabaseExists refuses a database file (SQLite's, through
 // store.FileDatabase) that does not exist, before opening it would create
 // an empty one. Server databases are checked by CheckMigrated.
-func CheckDatabaseExists(s Store) error {
+func CheckDatabaseExists(s config.Store) error {
 	fd, ok := s.Config.(store.FileDatabase)
 	if !ok {
 		return nil
