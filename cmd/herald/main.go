@@ -7,7 +7,12 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/drivers"
 	"github.com/heraldhq/herald/internal/cli"
+	"github.com/heraldhq/herald/internal/demo"
 )
 
 // gcPercent is the garbage collector's target when GOGC is not set. A
@@ -24,5 +29,10 @@ func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
-	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(cli.Main(context.Background(), config.Drivers{Brokers: drivers.Brokers(), Stores: drivers.Stores()},
+		os.Args[1:], os.Stdout, os.Stderr, demoCommand))
 }
+
+// demoCommand is `herald demo`, the gift wall example: added here so that
+// package cli links no example.
+func demoCommand(env cli.Env) *cobra.Command { return demo.Command(env) }

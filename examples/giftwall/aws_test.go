@@ -64,7 +64,7 @@ func runExampleDemo(t *testing.T, file, endpoint string) {
 	}
 	yaml := strings.Replace(string(text), "http://127.0.0.1:4566", endpoint, 1)
 	yaml = strings.Replace(yaml, "dsn: giftwall-", "dsn: "+filepath.Join(t.TempDir(), "giftwall-"), 1)
-	f, err := config.Parse([]byte(yaml), file, giftwall.Drivers())
+	f, err := config.Parse([]byte(yaml), file, drv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,14 +26,15 @@ func DemoBrokers() []string {
 }
 
 // DemoConfigFor returns the demo's config file on broker name (the file
-// of that name beside this one), DemoConfig for "nats".
-func DemoConfigFor(name string) (*config.File, error) {
+// of that name beside this one), DemoConfig for "nats", parsed with d (as
+// DemoConfig).
+func DemoConfigFor(name string, d config.Drivers) (*config.File, error) {
 	if name == "nats" || name == "" {
-		return DemoConfig(), nil
+		return DemoConfig(d)
 	}
 	y, ok := demoBrokers[name]
 	if !ok {
 		return nil, fmt.Errorf("%w: --broker %q: the demo runs on %v", config.ErrInvalid, name, DemoBrokers())
 	}
-	return config.Parse([]byte(y), "giftwall demo on "+name, Drivers())
+	return config.Parse([]byte(y), "giftwall demo on "+name, d)
 }

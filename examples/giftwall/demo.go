@@ -16,7 +16,6 @@ import (
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/daemon"
-	"github.com/heraldhq/herald/drivers"
 	"github.com/heraldhq/herald/projector"
 	"github.com/heraldhq/herald/relay"
 )
@@ -60,19 +59,11 @@ lanes:
     retention: {delivered: 1m, dead: 1h, interval: 10s}
 `
 
-// Drivers are the brokers and databases the demo reads config files with:
-// those the herald binary ships.
-func Drivers() config.Drivers {
-	return config.Drivers{Brokers: drivers.Brokers(), Stores: drivers.Stores()}
-}
-
-// DemoConfig returns the parsed DemoConfigYAML.
-func DemoConfig() *config.File {
-	f, err := config.Parse([]byte(DemoConfigYAML), "giftwall demo defaults", Drivers())
-	if err != nil {
-		panic(err) // a constant, checked by the tests
-	}
-	return f
+// DemoConfig returns DemoConfigYAML parsed with d, the brokers and
+// databases of the program (the herald binary's: package drivers); d must
+// have the sqlite store and the nats broker.
+func DemoConfig(d config.Drivers) (*config.File, error) {
+	return config.Parse([]byte(DemoConfigYAML), "giftwall demo defaults", d)
 }
 
 // LaneNames are the lanes a demo config file must have: the wallet, room
@@ -82,8 +73,8 @@ var LaneNames = []string{"wallet", "room", "robot"}
 
 // DemoOptions configures a Demo.
 type DemoOptions struct {
-	// File is the config file (store, broker, the lanes of LaneNames).
-	// Defaults to DemoConfig().
+	// File is the config file (store, broker, the lanes of LaneNames):
+	// DemoConfig, DemoConfigFor or the program's own. Required.
 	File *config.File
 	// Traffic is the generated load; its Tenants default to DefaultTenants.
 	Traffic TrafficConfig
@@ -122,7 +113,7 @@ type Demo struct {
 // projector and the traffic, and returns at once. Stop ends it all.
 func StartDemo(ctx context.Context, opts DemoOptions) (_ *Demo, err error) {
 	if opts.File == nil {
-		opts.File = DemoConfig()
+		return nil, errors.New("giftwall: DemoOptions.File is required (DemoConfig)")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

@@ -68,7 +68,10 @@ func TestFlakyKeepsKeyOrder(t *testing.T) {
 // TestDemoConfigHasTheLanes: the embedded demo config parses and names
 // the lanes the demo needs.
 func TestDemoConfigHasTheLanes(t *testing.T) {
-	f := giftwall.DemoConfig()
+	f, err := giftwall.DemoConfig(drv)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range giftwall.LaneNames {
 		if _, err := f.Lane(name); err != nil {
 			t.Fatal(err)
@@ -82,7 +85,7 @@ func TestDemoConfigHasTheLanes(t *testing.T) {
 // TestMariaDBConfigParses: the README's MariaDB + NATS config is valid and
 // has the demo's lanes.
 func TestMariaDBConfigParses(t *testing.T) {
-	f, err := config.Load("mariadb.yaml", giftwall.Drivers())
+	f, err := config.Load("mariadb.yaml", drv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/drivers"
 	"github.com/heraldhq/herald/examples/giftwall"
 	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/relay"
@@ -23,6 +25,10 @@ func TestMain(m *testing.M) {
 	// (testenv.LeakOptions); they are not ours.
 	goleak.VerifyTestMain(m, testenv.LeakOptions()...)
 }
+
+// drv are the brokers and databases the herald binary ships, which the
+// tests read the demo's config files with.
+var drv = config.Drivers{Brokers: drivers.Brokers(), Stores: drivers.Stores()}
 
 // backend is one database the tests run on.
 type backend struct {

@@ -12,11 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.uber.org/goleak"
 
 	"github.com/heraldhq/herald/broker/nats"
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/drivers"
+	"github.com/heraldhq/herald/internal/demo"
 	"github.com/heraldhq/herald/internal/testenv"
-
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/sqlite"
 )
@@ -28,11 +31,17 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, testenv.LeakOptions()...)
 }
 
+// testDrivers are the herald binary's drivers (cmd/herald's).
+var testDrivers = config.Drivers{Brokers: drivers.Brokers(), Stores: drivers.Stores()}
+
+// demoCommand adds `herald demo`, as cmd/herald does.
+func demoCommand(env Env) *cobra.Command { return demo.Command(env) }
+
 // herald runs the CLI in process and returns its exit code and output.
 func cliRun(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := Main(context.Background(), args, &out, &errOut)
+	code := Main(context.Background(), testDrivers, args, &out, &errOut, demoCommand)
 	return code, out.String(), errOut.String()
 }
 

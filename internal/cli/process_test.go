@@ -25,7 +25,7 @@ func runChild(argsJSON string) {
 		fmt.Fprintln(os.Stderr, "bad child args:", err)
 		os.Exit(99)
 	}
-	os.Exit(Main(context.Background(), args, os.Stdout, os.Stderr))
+	os.Exit(Main(context.Background(), testDrivers, args, os.Stdout, os.Stderr, demoCommand))
 }
 
 // child is a `herald` process started by a test.

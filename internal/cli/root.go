@@ -16,7 +16,6 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/daemon"
-	"github.com/heraldhq/herald/drivers"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -36,8 +35,10 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// app holds what every command shares: streams and the --config flag.
+// app holds what every command shares: the drivers, streams and the
+// --config flag.
 type app struct {
+	drivers        config.Drivers
 	stdout, stderr io.Writer
 	configPath     string
 	logLevel       string
@@ -53,10 +54,16 @@ type app struct {
 }
 
 // Main runs the herald command line with args (without the program name)
-// and returns the exit code.
-func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr}
+// and returns the exit code. d are the broker types and databases the
+// binary ships (cmd/herald passes those of package drivers; a smaller
+// binary passes fewer and links no other adapter); extra adds commands beside the
+// built-in ones (cmd/herald adds `herald demo`).
+func Main(ctx context.Context, d config.Drivers, args []string, stdout, stderr io.Writer, extra ...Command) int {
+	a := &app{drivers: d, stdout: stdout, stderr: stderr}
 	root := a.rootCommand()
+	for _, c := range extra {
+		root.AddCommand(c(a))
+	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -105,7 +112,7 @@ func (a *app) rootCommand() *cobra.Command {
 		"store to work on, of the config's stores (default: the lane's when a lane is named, else the default store; run, status and migrate: every store)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides log.level)")
 	root.AddCommand(a.runCommand(), a.migrateCommand(), a.enqueueCommand(), a.statusCommand(),
-		a.deadCommand(), a.replayCommand(), a.benchCommand(), a.demoCommand(), a.versionCommand())
+		a.deadCommand(), a.replayCommand(), a.benchCommand(), a.versionCommand())
 	root.AddCommand(a.projectionCommand(), a.configCommand(), a.laneCommand(), a.tailCommand())
 	return root
 }
@@ -126,9 +133,9 @@ const (
 )
 
 // loadConfig reads the config file (--config) with the drivers the binary
-// ships (package drivers).
+// ships (Main's).
 func (a *app) loadConfig() (*config.File, error) {
-	return config.Load(a.configPath, config.Drivers{Brokers: drivers.Brokers(), Stores: drivers.Stores()})
+	return config.Load(a.configPath, a.drivers)
 }
 
 // load reads the config file and opens the store of lane (storeFile) as

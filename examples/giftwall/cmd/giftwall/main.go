@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/drivers"
 	"github.com/heraldhq/herald/examples/giftwall"
 )
 
@@ -34,12 +35,15 @@ func main() {
 }
 
 func run(ctx context.Context, cfgPath string, gifts int64, rate, failRate float64) error {
-	file := giftwall.DemoConfig()
+	// The brokers and databases the herald binary ships; a program of its
+	// own may list fewer (the demo needs sqlite and nats by default).
+	drv := config.Drivers{Brokers: drivers.Brokers(), Stores: drivers.Stores()}
+	file, err := giftwall.DemoConfig(drv)
 	if cfgPath != "" {
-		var err error
-		if file, err = config.Load(cfgPath, giftwall.Drivers()); err != nil {
-			return err
-		}
+		file, err = config.Load(cfgPath, drv)
+	}
+	if err != nil {
+		return err
 	}
 	d, err := giftwall.StartDemo(ctx, giftwall.DemoOptions{File: file, FailRate: failRate,
 		Traffic: giftwall.TrafficConfig{Gifts: gifts, Rate: rate},

@@ -1,4 +1,8 @@
-package cli
+// Package demo is `herald demo`: the gift wall reference application
+// (examples/giftwall) with generated traffic and a live view. It is a
+// command cmd/herald adds to the CLI (cli.Main's extra), so that package
+// cli links no example.
+package demo
 
 import (
 	"context"
@@ -30,7 +34,24 @@ type demoFlags struct {
 	broker      string
 }
 
-func (a *app) demoCommand() *cobra.Command {
+// Env is what the command takes from the CLI (cli.Env has it all).
+type Env interface {
+	Stdout() io.Writer
+	Stderr() io.Writer
+	ConfigPath() string
+	LogLevel() string
+	Drivers() config.Drivers
+	LoadConfig() (*config.File, error)
+	Logger(f *config.File) (*slog.Logger, error)
+	Usagef(format string, args ...any) error
+}
+
+// app runs the command with the CLI's Env.
+type app struct{ Env }
+
+// Command returns `herald demo`.
+func Command(env Env) *cobra.Command {
+	a := &app{env}
 	var f demoFlags
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -56,7 +77,7 @@ func (a *app) demoCommand() *cobra.Command {
 	return cmd
 }
 
-func (f demoFlags) validate() error {
+func (f demoFlags) validate(usagef func(string, ...any) error) error {
 	switch {
 	case f.gifts < 0:
 		return usagef("--gifts %d is negative", f.gifts)
@@ -75,17 +96,17 @@ func (f demoFlags) validate() error {
 }
 
 func (a *app) demo(ctx context.Context, f demoFlags) error {
-	if err := f.validate(); err != nil {
+	if err := f.validate(a.Usagef); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	file, err := giftwall.DemoConfigFor(f.broker)
+	file, err := giftwall.DemoConfigFor(f.broker, a.Drivers())
 	if err != nil {
 		return err
 	}
-	if a.configPath != "" {
-		if file, err = a.loadConfig(); err != nil {
+	if a.ConfigPath() != "" {
+		if file, err = a.LoadConfig(); err != nil {
 			return err
 		}
 	}
@@ -101,9 +122,9 @@ func (a *app) demo(ctx context.Context, f demoFlags) error {
 	}
 	defer d.Stop()
 	for _, e := range d.Endpoints() {
-		fmt.Fprintf(a.stdout, "herald demo: %s\n", e)
+		fmt.Fprintf(a.Stdout(), "herald demo: %s\n", e)
 	}
-	v := newDemoView(a.stdout, f)
+	v := newDemoView(a.Stdout(), f)
 	if err := a.demoWatch(ctx, d, v); err != nil || !f.exit {
 		return err
 	}
@@ -113,10 +134,10 @@ func (a *app) demo(ctx context.Context, f demoFlags) error {
 // demoLogger logs at error level unless asked otherwise: retries are the
 // point of --fail-rate, and the live view shows them.
 func (a *app) demoLogger(f *config.File) (*slog.Logger, error) {
-	if a.logLevel == "" && f.Log.Level == "" {
-		return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelError})), nil
+	if a.LogLevel() == "" && f.Log.Level == "" {
+		return slog.New(slog.NewTextHandler(a.Stderr(), &slog.HandlerOptions{Level: slog.LevelError})), nil
 	}
-	return a.logger(f)
+	return a.Logger(f)
 }
 
 // demoWatch shows the live view until the traffic stops (with --exit) or
@@ -172,9 +193,9 @@ func (a *app) demoVerify(ctx context.Context, d *giftwall.Demo, v *demoView, f d
 	}
 	if rep.Gifts > s.Gifts && s.Gifts == f.gifts {
 		// A database used before: say how many of the gifts are this run's.
-		fmt.Fprintf(a.stdout, "herald demo: the ledger holds %d gifts, %d of them from this run\n", rep.Gifts, s.Gifts)
+		fmt.Fprintf(a.Stdout(), "herald demo: the ledger holds %d gifts, %d of them from this run\n", rep.Gifts, s.Gifts)
 	}
-	fmt.Fprintln(a.stdout, rep.String())
+	fmt.Fprintln(a.Stdout(), rep.String())
 	if !rep.OK() {
 		return errMismatch
 	}
