@@ -25,6 +25,8 @@ var importRules = []struct {
 		anyOf(is("relay"), is("projector"), is("admin")), adapter},
 	{"config is a generic loader: it imports no adapter (package drivers lists them)",
 		is("config"), adapter},
+	{"the CLI imports no example: cmd/herald adds `herald demo` (internal/demo)",
+		under("internal/cli"), under("examples")},
 	{"the example imports only public packages, so it can be copied out",
 		under("examples"), under("internal")},
 	{"the root package holds no database's SQL: each store package exports its Dialect",
@@ -63,22 +65,37 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
-// TestConfigDependsOnNoAdapter checks the config loader's whole dependency
-// graph, not only its direct imports: no broker or store adapter (nor the
-// SDKs they pull in) is linked by a program that only reads config files.
-func TestConfigDependsOnNoAdapter(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", module+"/config").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	deps := strings.Fields(string(out))
-	for _, dep := range deps {
-		if strings.HasPrefix(dep, module) && adapter(rel(dep)) {
-			t.Errorf("config depends on the adapter %s", rel(dep))
+// depRules are what a package may not depend on, directly or not: each
+// forbids bad in `go list -deps` of pkg (tests' imports aside).
+var depRules = []struct {
+	pkg, why string
+	bad      func(pkg string) bool
+}{
+	{"config", "config reads and validates files; it links no adapter (package drivers lists them)",
+		adapter},
+	{"internal/cli", "the CLI links no example (cmd/herald adds `herald demo`) and no adapter list (cmd/herald passes package drivers to cli.Main)",
+		anyOf(under("examples"), is("drivers"))},
+}
+
+// TestDependencies checks every depRules package's whole dependency
+// graph, not only its direct imports: a program that only reads config
+// files links no adapter (nor the SDKs they pull in), and a binary built
+// with cli.Main and fewer drivers links only those.
+func TestDependencies(t *testing.T) {
+	for _, r := range depRules {
+		out, err := exec.Command("go", "list", "-deps", module+"/"+r.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", r.pkg, err)
 		}
-	}
-	if len(deps) < 10 {
-		t.Fatalf("go list -deps named only %d packages", len(deps))
+		deps := strings.Fields(string(out))
+		for _, dep := range deps {
+			if strings.HasPrefix(dep, module) && r.bad(rel(dep)) {
+				t.Errorf("%s depends on %s: %s", r.pkg, rel(dep), r.why)
+			}
+		}
+		if len(deps) < 10 {
+			t.Fatalf("go list -deps %s named only %d packages", r.pkg, len(deps))
+		}
 	}
 }
 
