@@ -27,6 +27,8 @@ var importRules = []struct {
 		is("config"), adapter},
 	{"the CLI imports no example: cmd/herald adds `herald demo` (internal/demo)",
 		under("internal/cli"), under("examples")},
+	{"the lane and projection declarations are leaves (config reads files with them): the root and the seams only",
+		anyOf(is("lane"), is("projection")), func(p string) bool { return !anyOf(is(""), is("broker"), is("store"), is("backoff"))(p) }},
 	{"the example imports only public packages, so it can be copied out",
 		under("examples"), under("internal")},
 	{"the root package holds no database's SQL: each store package exports its Dialect",
@@ -71,8 +73,8 @@ var depRules = []struct {
 	pkg, why string
 	bad      func(pkg string) bool
 }{
-	{"config", "config reads and validates files; it links no adapter (package drivers lists them)",
-		adapter},
+	{"config", "config is data and validation: it links no adapter (package drivers lists them), nor the relay, the projector or what runs them (package daemon)",
+		anyOf(adapter, is("relay"), under("projector"), is("daemon"), is("admin"))},
 	{"internal/cli", "the CLI links no example (cmd/herald adds `herald demo`) and no adapter list (cmd/herald passes package drivers to cli.Main)",
 		anyOf(under("examples"), is("drivers"))},
 }

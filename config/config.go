@@ -12,8 +12,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/heraldhq/herald/projector/sqlproj"
-	"github.com/heraldhq/herald/relay"
+	"github.com/heraldhq/herald/lane"
+	"github.com/heraldhq/herald/projection"
 )
 
 // File is the whole config file. Every key is documented in docs/config.md;
@@ -30,10 +30,10 @@ type File struct {
 	Brokers map[string]*Broker `yaml:"brokers"`
 	Lanes   []Lane             `yaml:"lanes"`
 	// Projections are run by `herald run` (projections.go).
-	Projections []sqlproj.Projection `yaml:"projections"`
-	Admin       Admin                `yaml:"admin"`
-	Tracing     Tracing              `yaml:"tracing"`
-	Log         Log                  `yaml:"log"`
+	Projections []projection.Projection `yaml:"projections"`
+	Admin       Admin                   `yaml:"admin"`
+	Tracing     Tracing                 `yaml:"tracing"`
+	Log         Log                     `yaml:"log"`
 	// noDefaultStore is set when the file gives `stores` and no `store`
 	// (nor the environment one): there is then no store named default.
 	noDefaultStore bool
@@ -45,15 +45,15 @@ type File struct {
 }
 
 // Lane is one entry of `lanes`: a relay lane, whose settings, YAML keys,
-// defaults and rules relay.Lane declares. Parse fills in every default, so
+// defaults and rules package lane declares (relay.Lane is the same type). Parse fills in every default, so
 // that `herald config print` shows the effective values.
-type Lane = relay.Lane
+type Lane = lane.Lane
 
-// Retry is a lane's `retry` section (relay.Retry).
-type Retry = relay.Retry
+// Retry is a lane's `retry` section (lane.Retry).
+type Retry = lane.Retry
 
-// Retention is a lane's `retention` section (relay.Retention).
-type Retention = relay.Retention
+// Retention is a lane's `retention` section (lane.Retention).
+type Retention = lane.Retention
 
 // Admin is the `admin` section.
 type Admin struct {

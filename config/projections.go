@@ -7,7 +7,7 @@ import (
 )
 
 // validateProjections checks the `projections` entries without a
-// database: each entry (sqlproj.Projection.Validate), unique names, and a
+// database: each entry (projection.Projection.Validate), unique names, and a
 // source broker that exists and can feed a projection.
 func (f *File) validateProjections() []error {
 	var errs []error

@@ -79,7 +79,7 @@ func (f *File) validate(d Drivers) error {
 }
 
 // validateLane returns one error per bad key, each starting with the key:
-// the lane's settings by relay.Lane.Validate, and here what only a config
+// the lane's settings by lane.Lane.Validate, and here what only a config
 // file has (names, the broker a lane names, its destination as that
 // broker sees it).
 func validateLane(l *Lane, brokers map[string]*Broker) []error {

@@ -29,7 +29,7 @@ func (rt *Runtime) StartProjections(ctx context.Context, log *slog.Logger, migra
 	var out []Projection
 	for i, p := range rt.File.Projections {
 		path := rt.File.ProjectionPath(i)
-		c, err := p.Prepare(ctx, rt.Store, path)
+		c, err := sqlproj.Prepare(ctx, p, rt.Store, path)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
 		}

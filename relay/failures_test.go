@@ -33,7 +33,7 @@ func TestRetryWaitsForBackoff(t *testing.T) {
 }
 
 func TestBackoffIsExponentialCappedAndOverflowSafe(t *testing.T) {
-	r := Retry{Initial: time.Second, Max: time.Minute, Jitter: JitterNone}.withDefaults()
+	r := Retry{Initial: time.Second, Max: time.Minute, Jitter: JitterNone}.WithDefaults()
 	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
 	for i, w := range want {
 		if got := r.Backoff(i + 1); got != w {

@@ -67,7 +67,7 @@ func (r *Relay) Run(ctx context.Context) error {
 		for _, w := range r.workers(lane, wakeups, log) {
 			wg.Go(func() { w.run(ctx) })
 		}
-		if lane.Retention.enabled() {
+		if lane.Retention.Enabled() {
 			m := &maintainer{store: r.cfg.Store, lane: lane, log: log}
 			wg.Go(func() { m.run(ctx) })
 		}

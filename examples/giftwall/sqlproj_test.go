@@ -76,7 +76,7 @@ func TestYAMLGiftWallMatchesGoHandler(t *testing.T) {
 			if err := p.Validate("projections[0]"); err != nil {
 				t.Fatal(err)
 			}
-			compiled, err := p.Prepare(ctx, s, "projections[0]")
+			compiled, err := sqlproj.Prepare(ctx, p, s, "projections[0]")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -104,7 +104,7 @@ func TestValidateAndPrepare(t *testing.T) {
 	s := openSQLite(t)
 	p := ok
 	p.Statements = append(p.Statements, "UPDATE missing SET x = :event.id")
-	_, err := p.Prepare(context.Background(), s, "projections[0]")
+	_, err := sqlproj.Prepare(context.Background(), p, s, "projections[0]")
 	if !errors.Is(err, sqlproj.ErrPrepare) || !strings.HasPrefix(err.Error(), "projections[0].statements[1]:") {
 		t.Fatalf("got %v, want ErrPrepare at projections[0].statements[1]", err)
 	}
@@ -121,7 +121,7 @@ func TestMissingPathGoesDead(t *testing.T) {
 	p := sqlproj.Projection{Name: "p", Source: sqlproj.Source{Outbox: "herald_outbox"}, MaxAttempts: 2,
 		Retry:      sqlproj.Retry{Initial: time.Millisecond, Max: 5 * time.Millisecond},
 		Statements: []string{"INSERT INTO seen (id, who) VALUES (:event.id, :payload.who)"}}
-	c, err := p.Prepare(context.Background(), s, "projections[0]")
+	c, err := sqlproj.Prepare(context.Background(), p, s, "projections[0]")
 	if err != nil {
 		t.Fatal(err)
 	}

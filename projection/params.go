@@ -1,4 +1,4 @@
-package sqlproj
+package projection
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package relay
+package lane
 
 import (
 	"time"
@@ -35,7 +35,8 @@ type Retry struct {
 // StrategyExponential is Retry.Strategy's one value.
 const StrategyExponential = "exponential_backoff"
 
-func (r Retry) withDefaults() Retry {
+// WithDefaults returns r with every unset setting at its default.
+func (r Retry) WithDefaults() Retry {
 	if r.Strategy == "" {
 		r.Strategy = StrategyExponential
 	}
