@@ -51,6 +51,7 @@ func (o Options) withDefaults() Options {
 // config.ErrInvalid).
 type ConfigError struct{ Err error }
 
+// Error is the store's error as it is (its key path included).
 func (e *ConfigError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the error of the store.

@@ -29,8 +29,9 @@ const (
 // a relay started before its database comes up, as under an orchestrator,
 // starts relaying when it does, and the other stores do not wait with it.
 // Settings the server refuses and tables that need `herald migrate` are
-// configuration errors (exit 2), since waiting would not fix them; other
-// errors fail at once. It returns nil, nil when ctx ends first.
+// configuration errors (ConfigError: `herald run` exits 2), since waiting
+// would not fix them; other errors fail at once. It returns nil, nil when
+// ctx ends first.
 func (s *storeRun) openWaiting(ctx context.Context, migrate bool) (*Runtime, error) {
 	wait := storeRetryInitial
 	var began time.Time
