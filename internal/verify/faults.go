@@ -1,0 +1,52 @@
+package verify
+
+import (
+	"slices"
+	"sort"
+	"strings"
+)
+
+// The faults verify injects, on its own processes and connections only.
+const (
+	faultKill            = "kill"             // SIGKILL a relay child, start another
+	faultStop            = "stop"             // SIGSTOP a relay child past the lease, then SIGCONT
+	faultCutBroker       = "cut-broker"       // close relays' broker connections, refuse new ones
+	faultCutDB           = "cut-db"           // the same between relays and the database
+	faultDelayBroker     = "delay-broker"     // delay every chunk relays ↔ broker
+	faultDelayDB         = "delay-db"         // delay every chunk relays ↔ database
+	faultBlackholeBroker = "blackhole-broker" // accept, forward nothing, relays ↔ broker
+	faultBlackholeDB     = "blackhole-db"     // the same relays ↔ database
+)
+
+var allFaults = []string{faultKill, faultStop, faultCutBroker, faultCutDB, faultDelayBroker,
+	faultDelayDB, faultBlackholeBroker, faultBlackholeDB}
+
+// defaultFaults are what --faults default injects: crashes, freezes and
+// cuts, the faults that cost other relays events.
+var defaultFaults = []string{faultKill, faultStop, faultCutBroker, faultCutDB}
+
+func faultNames() string { return strings.Join(allFaults, ", ") }
+
+// parseFaults reads --faults: names, "default", "all" or "none".
+func parseFaults(list string, _ bool) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		switch {
+		case f == "" || f == "none":
+		case f == "default":
+			out = append(out, defaultFaults...)
+		case f == "all":
+			out = append(out, allFaults...)
+		case slices.Contains(allFaults, f):
+			out = append(out, f)
+		default:
+			return nil, invalidf("--faults: %q is not one of %s, default, all, none", f, faultNames())
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out), nil
+}
+
+// dbFault says whether f acts on the relays' database connections.
+func dbFault(f string) bool { return strings.HasSuffix(f, "-db") }
