@@ -163,3 +163,28 @@ func (r *relays) count() int {
 	defer r.mu.Unlock()
 	return r.started
 }
+
+// readyLine is what `herald run` prints once a lane is wired to its
+// broker (run.go's announce), just before it relays.
+const readyLine = "→ broker verify"
+
+// waitReady waits until every running child has said it relays, so that
+// the first events' latency is not the children's start-up; it gives up
+// after within (the report's latency then includes the start).
+func (r *relays) waitReady(within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		ready := 0
+		alive := r.alive()
+		for _, c := range alive {
+			if b, err := os.ReadFile(c.log.Name()); err == nil && strings.Contains(string(b), readyLine) {
+				ready++
+			}
+		}
+		if ready == len(alive) {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}

@@ -30,6 +30,9 @@ func (v *verification) execute(ctx context.Context) *report {
 	if err := v.relays.keep(v.o.Relays); err != nil {
 		return rep.abort(err.Error())
 	}
+	if !v.relays.waitReady(30 * time.Second) {
+		rep.Notes = append(rep.Notes, "the relays did not all say they relay within 30s; the latency includes their start")
+	}
 	in := &injector{v: v, began: time.Now()}
 	stopProgress := v.progress(led, in)
 	rep.ProducerErrors, rep.ProducerError = v.produce(ctx, led, in)
