@@ -45,11 +45,10 @@ func openNATS(ctx context.Context, b *config.Broker, s scratch) (target, error) 
 		}
 		t.embed, raw = srv, srv.ClientURL()
 	}
-	// A cluster's url lists several servers: verify reaches the first.
-	u, err := url.Parse(strings.TrimSpace(strings.Split(raw, ",")[0]))
-	if err != nil || u.Host == "" || u.Port() == "" {
+	u, err := serverURL("nats", raw)
+	if err != nil {
 		t.close()
-		return nil, invalidf("brokers: nats url %q: verify needs host:port to put its proxy in front", redactURL(raw))
+		return nil, err
 	}
 	t.url = u
 	if err := t.connect(ctx); err != nil {
@@ -87,11 +86,9 @@ func (t *natsTarget) describe() string {
 
 func (t *natsTarget) upstream() string { return t.url.Host }
 
-func (t *natsTarget) childEntry(via string) *config.Broker {
-	u := *t.url
-	u.Host = via
+func (t *natsTarget) childEntry(addr string) *config.Broker {
 	c := t.cfg
-	c.URL, c.Stream, c.Subjects, c.CreateStream, c.Embedded = u.String(), t.stream, []string{t.subject + ".>"}, false, nil
+	c.URL, c.Stream, c.Subjects, c.CreateStream, c.Embedded = via(t.url, addr), t.stream, []string{t.subject + ".>"}, false, nil
 	return &config.Broker{Type: "nats", Config: &c}
 }
 

@@ -32,7 +32,9 @@ type target interface {
 
 // targetOpeners are the brokers verify can read back, by type.
 var targetOpeners = map[string]func(ctx context.Context, b *config.Broker, s scratch) (target, error){
-	"nats": openNATS,
+	"nats":     openNATS,
+	"rabbitmq": openRabbit,
+	"redis":    openRedis,
 }
 
 // scratch names what one verification creates.

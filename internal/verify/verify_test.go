@@ -52,14 +52,22 @@ func herald(t *testing.T) string {
 	return binary
 }
 
-// configFile writes a config of one ordered lane with short timeouts, so
-// that a freeze past the lease fits a short test.
+// configFile writes a config of one ordered lane on NATS with short
+// timeouts, so that a freeze past the lease fits a short test.
 func configFile(t *testing.T, dir, storeYAML, natsURL string) string {
 	t.Helper()
 	stream := testenv.Name("VERIFY_TEST")
+	return brokerConfigFile(t, dir, storeYAML, "{type: nats, url: \""+natsURL+"\", stream: "+stream+
+		", subjects: [\""+strings.ToLower(stream)+".>\"]}", strings.ToLower(stream)+".{topic}")
+}
+
+// brokerConfigFile writes a config of one ordered lane on the broker
+// entry brokerYAML.
+func brokerConfigFile(t *testing.T, dir, storeYAML, brokerYAML, destination string) string {
+	t.Helper()
 	yaml := "store: " + storeYAML + "\n" +
-		"brokers:\n  events: {type: nats, url: \"" + natsURL + "\", stream: " + stream + ", subjects: [\"" + strings.ToLower(stream) + ".>\"]}\n" +
-		"lanes:\n  - {name: room, table: room_outbox, broker: events, destination: \"" + strings.ToLower(stream) + ".{topic}\",\n" +
+		"brokers:\n  events: " + brokerYAML + "\n" +
+		"lanes:\n  - {name: room, table: room_outbox, broker: events, destination: \"" + destination + "\",\n" +
 		"     ordering: key, concurrency: 2, publish_timeout: 1s, lease: 2s, poll_interval: 100ms, retry: {initial: 100ms, max: 1s}}\n"
 	path := filepath.Join(dir, "herald.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
@@ -166,6 +174,29 @@ func TestVerifyHoldsUnderFaults(t *testing.T) {
 				"--faults", strings.Join(tc.faults, ","))
 			requireHeld(t, code, r, stderr, tc.faults)
 			requireRemoved(t, natsURL, r.Table)
+		})
+	}
+}
+
+// TestVerifyOtherBrokers: Redis (on PostgreSQL) and RabbitMQ (on
+// MariaDB) are read back from a scratch stream and queue, under kills,
+// a freeze and cuts of both connections.
+func TestVerifyOtherBrokers(t *testing.T) {
+	faults := []string{"cut-broker", "cut-db", "kill", "stop"}
+	for _, tc := range []struct {
+		name, addr, broker, driver, dsn, store string
+	}{
+		{"redis", "127.0.0.1:6379", "{type: redis, url: \"redis://127.0.0.1:6379/0\"}", "pgx", testenv.PostgresDSN(), "postgres"},
+		{"rabbitmq", "127.0.0.1:5672", "{type: rabbitmq, url: \"amqp://guest:guest@127.0.0.1:5672/\"}", "mysql", testenv.MySQLDSN(), "mysql"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testenv.RequireTCP(t, tc.name, tc.addr)
+			testenv.RequireDB(t, tc.driver, tc.dsn, tc.store)
+			dir := t.TempDir()
+			cfg := brokerConfigFile(t, dir, "{driver: "+tc.store+", dsn: \""+tc.dsn+"\"}", tc.broker, "verify.{topic}")
+			code, r, stderr := verify(t, dir, nil, "--config", cfg, "--events", "300", "--duration", "6s",
+				"--faults", strings.Join(faults, ","))
+			requireHeld(t, code, r, stderr, faults)
 		})
 	}
 }
