@@ -50,3 +50,6 @@ func parseFaults(list string, _ bool) ([]string, error) {
 
 // dbFault says whether f acts on the relays' database connections.
 func dbFault(f string) bool { return strings.HasSuffix(f, "-db") }
+
+// brokerFault says whether f acts on the relays' broker connections.
+func brokerFault(f string) bool { return strings.HasSuffix(f, "-broker") }

@@ -89,8 +89,12 @@ func (v *verification) create(ctx context.Context, all *config.File) error {
 	if err := store.MigrateFor(ctx, v.rt.Store, table, v.lane.TableUse()); err != nil {
 		return fmt.Errorf("verify: create the scratch table %s: %w", table, err)
 	}
-	if v.brokerProxy, err = faultproxy.Start(tgt.upstream()); err != nil {
-		return err
+	if up := tgt.upstream(); up != "" {
+		if v.brokerProxy, err = faultproxy.Start(up); err != nil {
+			return err
+		}
+	} else {
+		v.dropFaults(brokerFault, "the broker's clients connect to the addresses it advertises, past a proxy")
 	}
 	childDSN := v.file.Store.DSN
 	if up, ok := dsnAddr(childDSN); ok {
@@ -99,7 +103,7 @@ func (v *verification) create(ctx context.Context, all *config.File) error {
 		}
 		childDSN, _ = dsnVia(childDSN, v.dbProxy.Addr())
 	} else {
-		v.dropDBFaults()
+		v.dropFaults(dbFault, "the store's DSN names no host:port (a file database) to put a proxy in front of")
 	}
 	v.scratch = scratchLane(v.lane, table, tgt)
 	path, err := v.writeChildConfig(childDSN)
@@ -110,13 +114,13 @@ func (v *verification) create(ctx context.Context, all *config.File) error {
 	return err
 }
 
-// dropDBFaults leaves out the database faults when the store has no
-// network connection to act on.
-func (v *verification) dropDBFaults() {
+// dropFaults leaves out the faults of which when there is no connection
+// to act on, saying why.
+func (v *verification) dropFaults(which func(string) bool, why string) {
 	var kept []string
 	for _, f := range v.faults {
-		if dbFault(f) {
-			v.notes = append(v.notes, fmt.Sprintf("%s skipped: the store's DSN names no host:port (a file database) to put a proxy in front of", f))
+		if which(f) {
+			v.notes = append(v.notes, fmt.Sprintf("%s skipped: %s", f, why))
 			continue
 		}
 		kept = append(kept, f)
@@ -140,7 +144,11 @@ func (v *verification) writeChildConfig(dsn string) (string, error) {
 	no := false
 	st := v.file.Store
 	st.DSN, st.Migrate = dsn, &no
-	f := config.File{Store: st, Brokers: map[string]*config.Broker{"verify": v.tgt.childEntry(v.brokerProxy.Addr())},
+	brokerAddr := ""
+	if v.brokerProxy != nil {
+		brokerAddr = v.brokerProxy.Addr()
+	}
+	f := config.File{Store: st, Brokers: map[string]*config.Broker{"verify": v.tgt.childEntry(brokerAddr)},
 		Lanes: []config.Lane{v.scratch}, Admin: config.Admin{Addr: config.AdminOff}, Log: config.Log{Level: "warn"}}
 	b, err := yaml.Marshal(&f)
 	if err != nil {

@@ -16,7 +16,8 @@ import (
 type target interface {
 	// describe names the scratch destination, for the report.
 	describe() string
-	// upstream is the broker's host:port that the proxy forwards to.
+	// upstream is the broker's host:port that the proxy forwards to, or
+	// "" when a proxy cannot stand in front of it (no broker faults).
 	upstream() string
 	// childEntry is the broker entry of the children's config, reaching
 	// the broker at via (the proxy's host:port).
@@ -32,6 +33,7 @@ type target interface {
 
 // targetOpeners are the brokers verify can read back, by type.
 var targetOpeners = map[string]func(ctx context.Context, b *config.Broker, s scratch) (target, error){
+	"kafka":    openKafka,
 	"nats":     openNATS,
 	"rabbitmq": openRabbit,
 	"redis":    openRedis,

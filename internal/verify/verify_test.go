@@ -15,13 +15,15 @@ import (
 
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	_ "github.com/heraldhq/herald/drivers" // the sql drivers RequireDB pings with
 	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // These tests run `herald verify` as users do: a built binary, whose
-// relays are `herald run` children of that binary. It is built without
+// relays are `herald run` children of that binary. They run in parallel
+// (two at a time on two cores): each verify is paced, not CPU-bound. It is built without
 // the race detector (three relays and a consumer under it would need
 // minutes); the package's other tests run with it.
 
@@ -78,15 +80,16 @@ func brokerConfigFile(t *testing.T, dir, storeYAML, brokerYAML, destination stri
 
 // result is the part of the --json report the tests read.
 type result struct {
-	Held        bool   `json:"held"`
-	Interrupted bool   `json:"interrupted"`
-	Table       string `json:"table"`
-	Committed   int    `json:"committed"`
-	RolledBack  int    `json:"rolled_back"`
-	Lost        int    `json:"lost"`
-	Phantom     int    `json:"phantom"`
-	Dead        int    `json:"dead"`
-	InFlight    int    `json:"in_flight"`
+	Held        bool     `json:"held"`
+	Interrupted bool     `json:"interrupted"`
+	Table       string   `json:"table"`
+	Committed   int      `json:"committed"`
+	RolledBack  int      `json:"rolled_back"`
+	Lost        int      `json:"lost"`
+	Phantom     int      `json:"phantom"`
+	Dead        int      `json:"dead"`
+	InFlight    int      `json:"in_flight"`
+	Notes       []string `json:"notes"`
 	Injected    []struct {
 		Fault  string `json:"fault"`
 		Detail string `json:"detail"`
@@ -153,6 +156,7 @@ func requireHeld(t *testing.T, code int, r result, stderr string, faults []strin
 // freeze past the lease and proxy cuts of the broker (and of the database
 // where it is a server) leave every guarantee held.
 func TestVerifyHoldsUnderFaults(t *testing.T) {
+	t.Parallel()
 	natsURL := testenv.RequireNATS(t)
 	for _, tc := range []struct {
 		name, driver, dsn, server string
@@ -182,6 +186,7 @@ func TestVerifyHoldsUnderFaults(t *testing.T) {
 // MariaDB) are read back from a scratch stream and queue, under kills,
 // a freeze and cuts of both connections.
 func TestVerifyOtherBrokers(t *testing.T) {
+	t.Parallel()
 	faults := []string{"cut-broker", "cut-db", "kill", "stop"}
 	for _, tc := range []struct {
 		name, addr, broker, driver, dsn, store string
@@ -201,10 +206,35 @@ func TestVerifyOtherBrokers(t *testing.T) {
 	}
 }
 
+// TestVerifyKafka: Kafka (kfake, in this process) is read back from a
+// scratch topic; relays are killed and frozen and their database cut, and
+// the broker faults are skipped with a note (clients reach the
+// advertised addresses, past a proxy).
+func TestVerifyKafka(t *testing.T) {
+	t.Parallel()
+	testenv.RequireDB(t, "mysql", testenv.MySQLDSN(), "MariaDB")
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	dir := t.TempDir()
+	cfg := brokerConfigFile(t, dir, "{driver: mysql, dsn: \""+testenv.MySQLDSN()+"\"}",
+		"{type: kafka, brokers: [\""+c.ListenAddrs()[0]+"\"]}", "verify.{topic}")
+	faults := []string{"cut-db", "kill", "stop"}
+	code, r, stderr := verify(t, dir, nil, "--config", cfg, "--events", "300", "--duration", "6s",
+		"--faults", "cut-broker,"+strings.Join(faults, ","))
+	requireHeld(t, code, r, stderr, faults)
+	if len(r.Notes) == 0 || !strings.Contains(r.Notes[0], "cut-broker skipped") {
+		t.Fatalf("notes %q; want cut-broker skipped", r.Notes)
+	}
+}
+
 // TestVerifyEmbeddedDefaults: with no config file verify runs on the
 // embedded defaults (a SQLite file and the embedded NATS server, which
 // verify starts once for all its relays).
 func TestVerifyEmbeddedDefaults(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, r, stderr := verify(t, dir, nil, "--events", "100", "--duration", "3s", "--faults", "kill,cut-broker")
 	requireHeld(t, code, r, stderr, []string{"kill", "cut-broker"})
@@ -214,6 +244,7 @@ func TestVerifyEmbeddedDefaults(t *testing.T) {
 // or to report a rolled-back one (the test-only HERALD_VERIFY_TEST_BREAK),
 // is reported as a failed guarantee with exit code 1.
 func TestVerifyReportsABrokenGuarantee(t *testing.T) {
+	t.Parallel()
 	natsURL := testenv.RequireNATS(t)
 	for _, tc := range []struct{ hook, check string }{
 		{"drop", "nothing committed lost"},
@@ -263,6 +294,7 @@ func TestVerifyRefusesWhatItCannotReadBack(t *testing.T) {
 // TestVerifyInterruptRemovesWhatItCreated: Ctrl-C in the middle prints
 // what was found so far and drops the scratch table and stream.
 func TestVerifyInterruptRemovesWhatItCreated(t *testing.T) {
+	t.Parallel()
 	natsURL := testenv.RequireNATS(t)
 	dir := t.TempDir()
 	cfg := configFile(t, dir, "{driver: sqlite, dsn: verify.db}", natsURL)
