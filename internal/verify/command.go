@@ -107,7 +107,7 @@ func (o Options) check() error {
 	case o.Drain < 0:
 		return invalidf("--drain: %v is negative", o.Drain)
 	}
-	_, err := parseFaults(o.Faults, true)
+	_, err := parseFaults(o.Faults)
 	return err
 }
 

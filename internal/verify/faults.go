@@ -28,7 +28,7 @@ var defaultFaults = []string{faultKill, faultStop, faultCutBroker, faultCutDB}
 func faultNames() string { return strings.Join(allFaults, ", ") }
 
 // parseFaults reads --faults: names, "default", "all" or "none".
-func parseFaults(list string, _ bool) ([]string, error) {
+func parseFaults(list string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
