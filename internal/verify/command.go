@@ -39,6 +39,12 @@ type Options struct {
 	Keep bool
 	// Drain bounds the wait for the last events after production.
 	Drain time.Duration
+	// ReadLate starts reading back only after the faults: it then counts
+	// what the broker kept, not what it passed on before a restart.
+	ReadLate bool
+	// RestartBrokerCmd and RestartDBCmd are shell commands that restart
+	// the broker or the database (a restart fault each, when given).
+	RestartBrokerCmd, RestartDBCmd string
 }
 
 // ErrFailed is returned when a guarantee did not hold: exit code 1 after
@@ -70,6 +76,9 @@ func Command(stdout, stderr io.Writer, configPath *string) *cobra.Command {
 	fl.IntVar(&o.Relays, "relays", 3, "herald run children relaying the scratch table")
 	fl.BoolVar(&o.JSON, "json", false, "print the report as JSON (for CI)")
 	fl.BoolVar(&o.Keep, "keep", false, "leave the scratch table and destination for inspection")
+	fl.BoolVar(&o.ReadLate, "read-late", false, "read back only after the faults (and restarts): what the broker kept, not what it passed on (no latency figures)")
+	fl.StringVar(&o.RestartBrokerCmd, "restart-broker-cmd", "", "shell command that restarts the broker: adds the fault restart-broker")
+	fl.StringVar(&o.RestartDBCmd, "restart-db-cmd", "", "shell command that restarts the database: adds the fault restart-db")
 	fl.DurationVar(&o.Drain, "drain", 0, "longest wait for the last events after production (default: 3 leases + 30s)")
 	return cmd
 }
@@ -107,8 +116,17 @@ func (o Options) check() error {
 	case o.Drain < 0:
 		return invalidf("--drain: %v is negative", o.Drain)
 	}
-	_, err := parseFaults(o.Faults)
+	_, err := o.faults()
 	return err
+}
+
+// faults is the fault list: --faults with the restarts the commands give.
+func (o Options) faults() ([]string, error) {
+	f, err := parseFaults(o.Faults)
+	if err != nil {
+		return nil, err
+	}
+	return withRestarts(f, o.RestartBrokerCmd, o.RestartDBCmd)
 }
 
 // say writes one progress line.

@@ -18,6 +18,13 @@ const (
 	faultBlackholeDB     = "blackhole-db"     // the same relays ↔ database
 )
 
+// The restarts run the user's command (--restart-broker-cmd,
+// --restart-db-cmd): verify restarts nothing it did not start itself.
+const (
+	faultRestartBroker = "restart-broker"
+	faultRestartDB     = "restart-db"
+)
+
 var allFaults = []string{faultKill, faultStop, faultCutBroker, faultCutDB, faultDelayBroker,
 	faultDelayDB, faultBlackholeBroker, faultBlackholeDB}
 
@@ -38,18 +45,37 @@ func parseFaults(list string) ([]string, error) {
 			out = append(out, defaultFaults...)
 		case f == "all":
 			out = append(out, allFaults...)
-		case slices.Contains(allFaults, f):
+		case slices.Contains(allFaults, f), f == faultRestartBroker, f == faultRestartDB:
 			out = append(out, f)
 		default:
-			return nil, invalidf("--faults: %q is not one of %s, default, all, none", f, faultNames())
+			return nil, invalidf("--faults: %q is not one of %s, %s, %s, default, all, none", f, faultNames(), faultRestartBroker, faultRestartDB)
 		}
 	}
 	sort.Strings(out)
 	return slices.Compact(out), nil
 }
 
+// withRestarts adds the restart faults whose command is given, and
+// refuses one asked for without it.
+func withRestarts(faults []string, brokerCmd, dbCmd string) ([]string, error) {
+	for _, r := range []struct{ fault, cmd, flag string }{
+		{faultRestartBroker, brokerCmd, "--restart-broker-cmd"},
+		{faultRestartDB, dbCmd, "--restart-db-cmd"},
+	} {
+		asked := slices.Contains(faults, r.fault)
+		switch {
+		case asked && r.cmd == "":
+			return nil, invalidf("--faults: %s needs %s, the command that restarts it", r.fault, r.flag)
+		case !asked && r.cmd != "":
+			faults = append(faults, r.fault)
+		}
+	}
+	sort.Strings(faults)
+	return faults, nil
+}
+
 // dbFault says whether f acts on the relays' database connections.
-func dbFault(f string) bool { return strings.HasSuffix(f, "-db") }
+func dbFault(f string) bool { return strings.HasSuffix(f, "-db") && f != faultRestartDB }
 
 // brokerFault says whether f acts on the relays' broker connections.
-func brokerFault(f string) bool { return strings.HasSuffix(f, "-broker") }
+func brokerFault(f string) bool { return strings.HasSuffix(f, "-broker") && f != faultRestartBroker }

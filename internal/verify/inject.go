@@ -3,6 +3,8 @@ package verify
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,6 +67,10 @@ func (in *injector) apply(ctx context.Context, f string) {
 		detail = in.network(ctx, in.v.brokerProxy, f)
 	case faultCutDB, faultBlackholeDB, faultDelayDB:
 		detail = in.network(ctx, in.v.dbProxy, f)
+	case faultRestartBroker:
+		detail = restart(ctx, in.v.o.RestartBrokerCmd)
+	case faultRestartDB:
+		detail = restart(ctx, in.v.o.RestartDBCmd)
 	}
 	in.record(injected{Fault: f, At: start.Sub(in.began), Lasted: time.Since(start), Detail: detail})
 }
@@ -158,4 +164,23 @@ func (in *injector) wait() []injected {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.done
+}
+
+// restartTimeout bounds a restart command.
+const restartTimeout = 2 * time.Minute
+
+// restart runs the user's restart command with sh -c and says how it went.
+func restart(ctx context.Context, command string) string {
+	ctx, cancel := context.WithTimeout(ctx, restartTimeout)
+	defer cancel()
+	began := time.Now()
+	out, err := exec.CommandContext(ctx, "sh", "-c", command).CombinedOutput()
+	if err != nil {
+		tail := strings.TrimSpace(string(out))
+		if i := strings.LastIndexByte(tail, '\n'); i >= 0 {
+			tail = tail[i+1:]
+		}
+		return fmt.Sprintf("%q failed after %v: %v %s", command, time.Since(began).Round(time.Millisecond), err, tail)
+	}
+	return fmt.Sprintf("%q ran in %v", command, time.Since(began).Round(time.Millisecond))
 }

@@ -59,7 +59,7 @@ func plan(ctx context.Context, o Options, stderr io.Writer) (*verification, erro
 		return nil, err
 	}
 	v := &verification{o: o, stderr: stderr, lane: *lane, file: f}
-	v.faults, _ = parseFaults(o.Faults)
+	v.faults, _ = o.faults()
 	if err := v.create(ctx, all); err != nil {
 		v.cleanup(stderr)
 		return nil, err

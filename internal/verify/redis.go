@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -61,8 +62,31 @@ func (t *redisTarget) childEntry(addr string) *config.Broker {
 func (t *redisTarget) destination() broker.Template { return broker.MustParseTemplate(t.stream) }
 
 func (t *redisTarget) subscribe(ctx context.Context) (broker.Subscriber, error) {
-	return redis.NewSubscriber(ctx, redis.SubscriberConfig{URL: t.url.String(), Stream: t.stream, Group: "herald_verify",
+	sub, err := redis.NewSubscriber(ctx, redis.SubscriberConfig{URL: t.url.String(), Stream: t.stream, Group: redisGroup,
 		BodyField: t.cfg.BodyField, Block: 20 * time.Millisecond})
+	if err != nil {
+		return nil, err
+	}
+	return &regrouping{Subscriber: sub, t: t}, nil
+}
+
+const redisGroup = "herald_verify"
+
+// regrouping makes the consumer group again when the server lost it (a
+// restart without persistence loses the stream and its group): what the
+// relays publish after that is still read, and only what the server
+// forgot counts as lost.
+type regrouping struct {
+	*redis.Subscriber
+	t *redisTarget
+}
+
+func (r *regrouping) Receive(ctx context.Context, most int) ([]broker.Received, error) {
+	msgs, err := r.Subscriber.Receive(ctx, most)
+	if err != nil && strings.Contains(err.Error(), "NOGROUP") {
+		_ = r.t.cl.XGroupCreateMkStream(ctx, r.t.stream, redisGroup, "0").Err()
+	}
+	return msgs, err
 }
 
 func (t *redisTarget) cleanup(ctx context.Context, keep bool) error {
