@@ -97,11 +97,7 @@ func (t *natsTarget) destination() broker.Template {
 }
 
 func (t *natsTarget) subscribe(ctx context.Context) (broker.Subscriber, error) {
-	return nats.NewSubscriber(ctx, nats.SubscriberConfig{URL: t.url.String(), CredsFile: t.cfg.CredsFile,
-		Stream: t.stream, Durable: "herald_verify", Name: "herald-verify", MaxAckPending: 10000,
-		// A fetch returns when full or after FetchWait: short, so that the
-		// read-back time (the latency figures) is not the fetch's wait.
-		FetchWait: 20 * time.Millisecond})
+	return newNATSReader(ctx, t.js, t.stream)
 }
 
 func (t *natsTarget) cleanup(ctx context.Context, keep bool) error {
