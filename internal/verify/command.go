@@ -62,6 +62,10 @@ func Command(stdout, stderr io.Writer, configPath *string) *cobra.Command {
 			"with several `herald run` children it kills, freezes and cuts off, reads them all back, and reports a verdict per guarantee.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The root's --store names a store; verify takes the lane's.
+			if f := cmd.Flags().Lookup("store"); f != nil && f.Changed {
+				return invalidf("--store: verify works on the store of the lane it verifies; name the lane with --lane")
+			}
 			o.ConfigPath = *configPath
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()

@@ -330,7 +330,8 @@ func TestVerifyRefusesWhatItCannotReadBack(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "brokers.hook: verify cannot read back a broker of type webhook") {
 		t.Fatalf("exit %d; want 2 naming the broker and the reason:\n%s", code, stderr)
 	}
-	for _, bad := range [][]string{{"--faults", "flood"}, {"--events", "0"}, {"--lane", "nope"}} {
+	for _, bad := range [][]string{{"--faults", "flood"}, {"--events", "0"}, {"--lane", "nope"}, {"--store", "default"},
+		{"--faults", "restart-db"}} {
 		if code, _, stderr := verify(t, dir, nil, append([]string{"--config", cfg}, bad...)...); code != 2 {
 			t.Fatalf("verify %v: exit %d; want 2:\n%s", bad, code, stderr)
 		}
