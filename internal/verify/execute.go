@@ -41,8 +41,11 @@ func (v *verification) execute(ctx context.Context) *report {
 	in := &injector{v: v, began: time.Now()}
 	stopProgress := v.progress(led, in)
 	rep.ProducerErrors, rep.ProducerError = v.produce(ctx, led, in)
-	if err := v.relays.keep(v.o.Relays); err != nil {
-		rep.Notes = append(rep.Notes, "restart relays: "+err.Error())
+	if ctx.Err() == nil {
+		// Killed relays replaced and frozen ones thawed for the drain.
+		if err := v.relays.keep(v.o.Relays); err != nil {
+			rep.Notes = append(rep.Notes, "restart relays: "+err.Error())
+		}
 	}
 	rep.Injected = in.wait()
 	if v.o.ReadLate {

@@ -186,7 +186,7 @@ func (v *verification) cleanup(stderr io.Writer) {
 	if v.rt != nil {
 		v.rt.Close()
 	}
-	if v.o.Keep {
+	if v.o.Keep && v.tgt != nil {
 		say(stderr, "kept the scratch table %s, %s, and the relays' config and logs in %s", v.scratch.Table, v.tgt.describe(), v.dir)
 	} else if v.dir != "" {
 		os.RemoveAll(v.dir)
