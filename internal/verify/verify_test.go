@@ -34,6 +34,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the built binary after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binary != "" && buildErr == nil {
+		os.RemoveAll(filepath.Dir(binary))
+	}
+	os.Exit(code)
+}
+
 func herald(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
