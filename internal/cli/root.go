@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/drivers"
+	"github.com/heraldhq/herald/internal/verify"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -104,6 +105,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.AddCommand(a.runCommand(), a.migrateCommand(), a.enqueueCommand(), a.statusCommand(),
 		a.deadCommand(), a.replayCommand(), a.benchCommand(), a.demoCommand(), a.versionCommand())
 	root.AddCommand(a.projectionCommand(), a.configCommand(), a.laneCommand(), a.tailCommand())
+	root.AddCommand(verify.Command(a.stdout, a.stderr, &a.configPath))
 	return root
 }
 
