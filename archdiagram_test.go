@@ -21,6 +21,8 @@ var diagramBoxes = []struct {
 	{"cmd", under("cmd/herald")},
 	{"cli", under("internal/cli")},
 	{"demo", under("internal/demo")},
+	{"verify", under("internal/verify")},
+	{"faultproxy", under("internal/faultproxy")},
 	{"bench", under("internal/bench")},
 	{"drivers", is("drivers")},
 	{"giftwall", under("examples/giftwall")},

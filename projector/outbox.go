@@ -24,16 +24,20 @@ type OutboxConfig struct {
 	// store.DefaultProjectionTable. Use the projector's values.
 	Projection      string
 	ProjectionTable string
-	// PollInterval is the pause after a scan that found nothing new.
-	// Defaults to 100ms.
+	// PollInterval is the pause after a read that found nothing new, and
+	// how often ids not yet visible are looked at again. Defaults to 100ms.
 	PollInterval time.Duration
-	// Lookback is how far back (in time) rescans reach for rows committed
-	// out of id order: a transaction that committed a lower id up to this
-	// long after a higher id was seen is still found quickly. Defaults to 10s.
+	// Lookback is how long an id found missing (a transaction that took a
+	// lower id than one already read and had not committed) is looked for
+	// again: a row committed up to this long out of id order is found
+	// within PollInterval. Defaults to 10s.
 	Lookback time.Duration
-	// FullScanInterval is how often the scan starts over from the first id,
-	// which finds any row however late it committed. Defaults to 5m.
+	// FullScanInterval is how often a sweep reads the table again from the
+	// first id, a page per read beside the new rows, which finds any row
+	// however late it committed. Defaults to 5m.
 	FullScanInterval time.Duration
+	// PageSize is the most rows one read takes. Defaults to 500.
+	PageSize int
 }
 
 func (c OutboxConfig) withDefaults() OutboxConfig {
@@ -49,6 +53,9 @@ func (c OutboxConfig) withDefaults() OutboxConfig {
 	if c.FullScanInterval <= 0 {
 		c.FullScanInterval = 5 * time.Minute
 	}
+	if c.PageSize <= 0 {
+		c.PageSize = 500
+	}
 	return c
 }
 
@@ -57,29 +64,30 @@ func (c OutboxConfig) withDefaults() OutboxConfig {
 // committed in the read model's own database.
 //
 // Commit order is not id order, so progress is not an "up to id N"
-// watermark. Each scan skips, by an anti-join on the projection table,
-// every row the projection finished; a scan may therefore start anywhere
-// without applying anything twice. Scans continue after the highest id
-// handed out; every Lookback/4 one rescans from the highest id seen
-// Lookback ago (catching rows whose transaction committed late), and every
-// FullScanInterval, and on start, one scans from the beginning. Ack and
-// Nack only release the event from the in-hand set: the projection row is
-// the progress.
+// watermark alone. Each read takes the next PageSize rows after the
+// highest id read (store.ProjectionStore.ReadOutbox: open or finished,
+// every id it saw), so its cost is bounded by the page, never by how many
+// rows the projection has finished. An id missing between those seen
+// belongs to a transaction not committed yet (or rolled back): it is kept
+// as a gap and read again by id every PollInterval for Lookback, so a row
+// that commits late is found within a poll. A sweep from the first id
+// every FullScanInterval (one page per read, beside the new rows) finds
+// rows later than that; the first reads after a start are such a sweep.
+// The projection row is the progress: a row read twice is applied once.
+// Ack and Nack only release the event from the held set; a nacked row is
+// read again by id.
 type OutboxSource struct {
 	cfg OutboxConfig
 
 	mu       sync.Mutex
-	inHand   map[string]bool // event ids handed out, not yet settled
-	cursor   int64           // highest id handed out
-	seen     []mark          // cursor values by time, for the lookback
-	lastBack time.Time
+	held     map[string]bool // event ids buffered or handed out, not yet settled
+	buffer   []store.Record  // open rows read, not handed out yet
+	cursor   int64           // highest id read
+	gaps     map[int64]time.Time
+	lastGaps time.Time
+	sweep    int64 // next sweep page starts after this id; -1: no sweep
+	sweepTo  int64 // the sweep ends at this id (the cursor when it began)
 	lastFull time.Time
-}
-
-// mark is the cursor at one instant.
-type mark struct {
-	at     time.Time
-	cursor int64
 }
 
 // ErrOutboxConfig is wrapped by OutboxSource configuration errors.
@@ -97,104 +105,115 @@ func NewOutboxSource(cfg OutboxConfig) (*OutboxSource, error) {
 	if err := herald.ValidateIdentifier(cfg.Scope.Table); err != nil {
 		return nil, errors.Join(ErrOutboxConfig, err)
 	}
-	return &OutboxSource{cfg: cfg, inHand: map[string]bool{}}, nil
+	return &OutboxSource{cfg: cfg, held: map[string]bool{}, gaps: map[int64]time.Time{}, sweep: -1,
+		lastFull: time.Now()}, nil
 }
 
-// Receive returns up to most unfinished outbox rows not already in hand,
-// waiting PollInterval between empty scans.
+// Receive returns up to most open outbox rows not already held, waiting
+// PollInterval between reads that found nothing.
 func (s *OutboxSource) Receive(ctx context.Context, most int) ([]broker.Received, error) {
 	for {
-		from, limit := s.plan(most)
-		recs, err := s.cfg.Store.ScanOutbox(ctx, store.OutboxScanParams{
-			Scope: s.cfg.Scope, ProjectionTable: s.cfg.ProjectionTable, Projection: s.cfg.Projection,
-			AfterID: from, Limit: limit,
-		})
+		if out := s.handOut(most); len(out) > 0 {
+			return out, nil
+		}
+		found, err := s.read(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if out := s.take(recs, most); len(out) > 0 {
-			return out, nil
-		}
-		if !sleep.For(ctx, s.cfg.PollInterval) {
+		if !found && !sleep.For(ctx, s.cfg.PollInterval) {
 			return nil, ctx.Err()
 		}
 	}
 }
 
-// plan picks where the next scan starts and how many rows it asks for:
-// enough to get past the rows in hand, which the scan returns again.
-func (s *OutboxSource) plan(most int) (from int64, limit int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := time.Now()
-	from = s.cursor
-	switch {
-	case now.Sub(s.lastFull) >= s.cfg.FullScanInterval:
-		from, s.lastFull, s.lastBack = 0, now, now
-	case now.Sub(s.lastBack) >= s.cfg.Lookback/4:
-		from, s.lastBack = s.lookbackFrom(now), now
+// read runs the reads that are due (gaps, a sweep page, the next page)
+// and reports whether anything open was buffered or the last page was
+// full (more may follow at once).
+func (s *OutboxSource) read(ctx context.Context) (bool, error) {
+	if ids := s.gapsDue(); len(ids) > 0 {
+		page, err := s.readPage(ctx, store.OutboxScanParams{IDs: ids})
+		if err != nil {
+			return false, err
+		}
+		s.gapsRead(page)
 	}
-	s.seen = append(s.seen, mark{at: now, cursor: s.cursor})
-	limit = most
-	if from < s.cursor {
-		limit += len(s.inHand)
+	if from, ok := s.sweepDue(); ok {
+		page, err := s.readPage(ctx, store.OutboxScanParams{AfterID: from, Limit: s.cfg.PageSize})
+		if err != nil {
+			return false, err
+		}
+		s.sweepRead(page)
 	}
-	return from, limit
+	page, err := s.readPage(ctx, store.OutboxScanParams{AfterID: s.cursorNow(), Limit: s.cfg.PageSize})
+	if err != nil {
+		return false, err
+	}
+	s.nextRead(page)
+	return s.buffered() > 0 || len(page.Visible) == s.cfg.PageSize, nil
 }
 
-// lookbackFrom returns the cursor as it was Lookback ago, dropping older marks.
-func (s *OutboxSource) lookbackFrom(now time.Time) int64 {
-	cut := now.Add(-s.cfg.Lookback)
-	i := 0
-	for i+1 < len(s.seen) && s.seen[i+1].at.Before(cut) {
-		i++
-	}
-	s.seen = s.seen[i:]
-	if len(s.seen) == 0 {
-		return 0
-	}
-	return s.seen[0].cursor
-}
-
-// take turns scanned rows into messages, skipping those in hand.
-func (s *OutboxSource) take(recs []store.Record, most int) []broker.Received {
+func (s *OutboxSource) buffered() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []broker.Received
-	for _, r := range recs {
-		if len(out) == most {
-			break // the rest stays after the cursor for the next scan
-		}
-		s.cursor = max(s.cursor, r.ID)
-		if s.inHand[r.Event.ID] {
-			continue
-		}
-		s.inHand[r.Event.ID] = true
+	return len(s.buffer)
+}
+
+// readPage reads one page within the source's scope and projection.
+func (s *OutboxSource) readPage(ctx context.Context, p store.OutboxScanParams) (store.OutboxPage, error) {
+	p.Scope, p.ProjectionTable, p.Projection = s.cfg.Scope, s.cfg.ProjectionTable, s.cfg.Projection
+	return s.cfg.Store.ReadOutbox(ctx, p)
+}
+
+func (s *OutboxSource) cursorNow() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cursor
+}
+
+// handOut turns up to most buffered rows into messages.
+func (s *OutboxSource) handOut(most int) []broker.Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := min(most, len(s.buffer))
+	out := make([]broker.Received, n)
+	for i, r := range s.buffer[:n] {
 		id, rowID := r.Event.ID, r.ID
-		out = append(out, broker.Received{
+		out[i] = broker.Received{
 			Event: r.Event,
 			Ack:   func(context.Context) error { s.release(id, 0); return nil },
 			Nack:  func(context.Context) error { s.release(id, rowID); return nil },
-		})
+		}
 	}
+	s.buffer = s.buffer[n:]
 	return out
 }
 
-// release forgets an event in hand; a nacked one is rescanned.
-func (s *OutboxSource) release(eventID string, rescanFrom int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.inHand, eventID)
-	if rescanFrom > 0 {
-		s.cursor = min(s.cursor, rescanFrom-1)
+// hold buffers the open rows not already held; the caller holds s.mu.
+func (s *OutboxSource) hold(recs []store.Record) {
+	for _, r := range recs {
+		if !s.held[r.Event.ID] {
+			s.held[r.Event.ID] = true
+			s.buffer = append(s.buffer, r)
+		}
 	}
 }
 
-// Rewind makes the next scan start from the first id (a rebuild).
+// release forgets a settled event; a nacked one's row is read again by id.
+func (s *OutboxSource) release(eventID string, rowID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.held, eventID)
+	if rowID > 0 {
+		s.gaps[rowID] = time.Now()
+	}
+}
+
+// Rewind makes the next read start from the first id (a rebuild).
 func (s *OutboxSource) Rewind(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cursor, s.lastFull, s.seen = 0, time.Time{}, nil
+	s.cursor, s.sweep, s.buffer, s.gaps = 0, -1, nil, map[int64]time.Time{}
+	s.held = map[string]bool{}
 	return nil
 }
 

@@ -394,11 +394,13 @@ func TestFairTenantsExpressServesQuietTenant(t *testing.T) {
 // Rule: the express worker, while it claims directly for a quiet tenant it
 // served lately, still finds another quiet tenant it has not served for a
 // while (known quiet, so the other workers leave it alone) within a list
-// interval, not the lane's poll interval (1 s here).
+// interval, not the lane's poll interval (3 s here: a loaded machine may
+// take a few hundred milliseconds for the claim itself, so the bound is a
+// third of the poll, not a tenth).
 func TestFairTenantsExpressFindsTenantNotServedLately(t *testing.T) {
 	for _, d := range []serverStore{onMySQL, onPostgres} {
 		t.Run(d.name, func(t *testing.T) {
-			e := startSlowBacklog(t, d, 5000, time.Second)
+			e := startSlowBacklog(t, d, 5000, 3*time.Second)
 			start := time.Now()
 			quiet := func(tenant string) {
 				e.enqueue(herald.Event{ID: herald.NewID(), Tenant: tenant, Topic: "t", Type: "Quiet", Payload: []byte(`{}`)})
@@ -421,8 +423,8 @@ func TestFairTenantsExpressFindsTenantNotServedLately(t *testing.T) {
 			lat := e.latencies("rare", start.Add(-time.Second))
 			slices.Sort(lat)
 			t.Logf("rare tenant's commit → delivered, sorted: %v", lat)
-			if len(lat) != 3 || lat[2] >= 300*time.Millisecond {
-				t.Errorf("rare tenant's commit → delivered %v, want each under 300ms", lat)
+			if len(lat) != 3 || lat[2] >= time.Second {
+				t.Errorf("rare tenant's commit → delivered %v, want each under 1s", lat)
 			}
 		})
 	}

@@ -14,7 +14,7 @@ func TestStaleEventsAreDiscarded(t *testing.T) {
 	e.enqueue(events("old", "", 3)...)
 	time.Sleep(60 * time.Millisecond) // age them past discard_after on the DB clock
 	r := e.start(e.lane(func(l *Lane) { l.DiscardAfter = 50 * time.Millisecond }))
-	waitFor(t, 5*time.Second, "3 discarded", func() bool { return r.total(func(s BatchStats) int { return s.Discarded }) == 3 })
+	waitFor(t, 30*time.Second, "3 discarded", func() bool { return r.total(func(s BatchStats) int { return s.Discarded }) == 3 })
 	if e.pub.Distinct() != 0 {
 		t.Fatalf("a stale event was published")
 	}
@@ -22,7 +22,7 @@ func TestStaleEventsAreDiscarded(t *testing.T) {
 		t.Fatalf("a discarded row is still in the table")
 	}
 	e.enqueue(events("fresh", "", 1)...)
-	waitFor(t, 5*time.Second, "the fresh event", func() bool { return e.pub.Count("fresh-000") == 1 })
+	waitFor(t, 30*time.Second, "the fresh event", func() bool { return e.pub.Count("fresh-000") == 1 })
 }
 
 // Rule: retention deletes old delivered rows, and runs at most once per

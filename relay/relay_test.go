@@ -14,7 +14,7 @@ func TestDeliversEveryEventWithReceipt(t *testing.T) {
 	e := newEnv(t)
 	e.enqueue(events("a", "", 250)...)
 	e.start(e.lane())
-	waitFor(t, 10*time.Second, "250 delivered", func() bool { return e.stats().Delivered == 250 })
+	waitFor(t, 60*time.Second, "250 delivered", func() bool { return e.stats().Delivered == 250 })
 	if n := e.pub.Distinct(); n != 250 {
 		t.Fatalf("broker has %d distinct events, want 250", n)
 	}

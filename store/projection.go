@@ -144,7 +144,22 @@ type OutboxScanParams struct {
 	Projection      string
 	// AfterID starts the scan after this outbox id.
 	AfterID int64
-	Limit   int
+	// Limit bounds the rows returned (ScanOutbox) or read (ReadOutbox).
+	Limit int
+	// IDs, when set, makes ReadOutbox read exactly these outbox ids
+	// (AfterID and Limit are then ignored).
+	IDs []int64
+}
+
+// OutboxPage is one step of ReadOutbox.
+type OutboxPage struct {
+	// Open are the rows read that the scope selects and the projection
+	// has not finished, in id order.
+	Open []Record
+	// Visible is every id read, in id order, selected or not, finished or
+	// not: an id missing between two of them (or below the first) was not
+	// visible to the read, a transaction yet to commit or rolled back.
+	Visible []int64
 }
 
 // ErrHandler wraps the error of a handler (or of the commit after it) in
@@ -195,4 +210,9 @@ type ProjectionStore interface {
 	// ScanOutbox returns outbox rows after p.AfterID in id order that the
 	// projection has not finished (no done or dead row).
 	ScanOutbox(ctx context.Context, p OutboxScanParams) ([]Record, error)
+	// ReadOutbox reads up to p.Limit outbox rows after p.AfterID in id
+	// order (or exactly p.IDs) and reports which of them are open for the
+	// projection, and every id it saw: its cost is bounded by the rows
+	// read, however many the projection has finished.
+	ReadOutbox(ctx context.Context, p OutboxScanParams) (OutboxPage, error)
 }

@@ -3,6 +3,10 @@ package nats
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
 
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -27,9 +31,12 @@ type TailConfig struct {
 // the consumer exists.
 func Tail(ctx context.Context, cfg TailConfig, ready func(), fn func(subject string, ev herald.Event)) error {
 	conn := cfg.Conn.WithDefaults()
-	nc, err := natsgo.Connect(conn.URL, connectOptions(conn)...)
+	// A tail is a person watching: it fails at once when the server is not
+	// there, instead of the relay's patient reconnecting (whose first
+	// request then fails with "outbound buffer limit exceeded").
+	nc, err := natsgo.Connect(conn.URL, append(connectOptions(conn), natsgo.RetryOnFailedConnect(false))...)
 	if err != nil {
-		return fmt.Errorf("nats: connect to %s: %w", redact(conn.URL), err)
+		return fmt.Errorf("nats: cannot reach %s: %w%s", redact(conn.URL), err, dialReason(conn.URL))
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
@@ -60,4 +67,25 @@ func Tail(ctx context.Context, cfg TailConfig, ready func(), fn func(subject str
 		}
 		fn(m.Subject(), eventOf(m))
 	}
+}
+
+// dialReason says why the first server of urls refuses a TCP connection
+// (", dial tcp …: connection refused"), or nothing if it accepts one: the
+// client's own error only says that no server was available.
+func dialReason(urls string) string {
+	first, _, _ := strings.Cut(urls, ",")
+	u, err := url.Parse(strings.TrimSpace(first))
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "4222")
+	}
+	c, err := net.DialTimeout("tcp", host, 2*time.Second)
+	if err != nil {
+		return " (" + err.Error() + ")"
+	}
+	_ = c.Close()
+	return ""
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/drivers"
 	"github.com/heraldhq/herald/internal/cli"
 	"github.com/heraldhq/herald/internal/demo"
+	"github.com/heraldhq/herald/internal/verify"
 )
 
 // gcPercent is the garbage collector's target when GOGC is not set. A
@@ -30,9 +31,13 @@ func main() {
 		debug.SetGCPercent(gcPercent)
 	}
 	os.Exit(cli.Main(context.Background(), config.Drivers{Brokers: drivers.Brokers(), Stores: drivers.Stores()},
-		os.Args[1:], os.Stdout, os.Stderr, demoCommand))
+		os.Args[1:], os.Stdout, os.Stderr, demoCommand, verifyCommand))
 }
 
 // demoCommand is `herald demo`, the gift wall example: added here so that
 // package cli links no example.
 func demoCommand(env cli.Env) *cobra.Command { return demo.Command(env) }
+
+// verifyCommand is `herald verify`, added here because it links the
+// brokers it reads back.
+func verifyCommand(env cli.Env) *cobra.Command { return verify.Command(env) }

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,7 @@ type tailOptions struct {
 	destination string
 	count       int
 	asJSON      bool
+	full        bool
 }
 
 func (a *app) tailCommand() *cobra.Command {
@@ -36,7 +38,8 @@ func (a *app) tailCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.destination, "destination", "", "subject/routing-key pattern, stream or topic to watch (default: the lane's)")
 	cmd.Flags().IntVar(&o.count, "count", 0, "exit after this many events (0: until interrupted)")
-	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print each event as JSON")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print each event as one JSON object per line (keys: id, type, topic, tenant, key, destination, headers, payload, time)")
+	cmd.Flags().BoolVar(&o.full, "full", false, "print whole payloads in text mode (default: cut at 200 bytes)")
 	return cmd
 }
 
@@ -62,31 +65,67 @@ func (a *app) tail(ctx context.Context, laneName string, o tailOptions) error {
 	seen := 0
 	watching := func(what string) { a.say("lane %s: watching %s (Ctrl-C to stop)", lane.Name, what) }
 	return f.Tail(ctx, lane, o.destination, watching, func(dest string, ev herald.Event) {
-		a.printTailed(dest, ev, o.asJSON)
+		a.printTailed(dest, ev, o)
 		if seen++; o.count > 0 && seen >= o.count {
 			cancel()
 		}
 	})
 }
 
-// tailed is one line of `herald tail --json`.
+// tailed is one line of `herald tail --json`: one snake_case schema.
+// Payload is the payload itself when it is JSON, else a string (UTF-8) or
+// base64 (PayloadEncoding "base64").
 type tailed struct {
-	Destination string `json:"destination"`
-	herald.Event
-	Payload json.RawMessage `json:"payload,omitempty"`
+	ID              string            `json:"id"`
+	Type            string            `json:"type"`
+	Topic           string            `json:"topic"`
+	Tenant          string            `json:"tenant"`
+	Key             string            `json:"key"`
+	Destination     string            `json:"destination"`
+	Headers         map[string]string `json:"headers"`
+	Payload         json.RawMessage   `json:"payload"`
+	PayloadEncoding string            `json:"payload_encoding,omitempty"`
+	Time            string            `json:"time,omitempty"`
 }
 
-// printTailed prints one event: a line of text (payload cut at 200 bytes)
-// or, with --json, the whole event.
-func (a *app) printTailed(dest string, ev herald.Event, asJSON bool) {
-	if asJSON {
-		out := tailed{Destination: dest, Event: ev}
-		if json.Valid(ev.Payload) {
-			out.Payload = ev.Payload
-		}
-		_ = json.NewEncoder(a.stdout).Encode(out)
+// tailedOf is ev as `herald tail --json` prints it.
+func tailedOf(dest string, ev herald.Event) tailed {
+	out := tailed{ID: ev.ID, Type: ev.Type, Topic: ev.Topic, Tenant: ev.Tenant, Key: ev.PartitionKey,
+		Destination: dest, Headers: ev.Headers, Payload: ev.Payload}
+	if out.Headers == nil {
+		out.Headers = map[string]string{}
+	}
+	switch {
+	case len(ev.Payload) == 0:
+		out.Payload = json.RawMessage("null")
+	case json.Valid(ev.Payload):
+	case utf8.Valid(ev.Payload):
+		out.Payload, _ = json.Marshal(string(ev.Payload))
+	default:
+		out.Payload, _ = json.Marshal(ev.Payload) // []byte: base64
+		out.PayloadEncoding = "base64"
+	}
+	if !ev.CreatedAt.IsZero() {
+		out.Time = ev.CreatedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return out
+}
+
+// printTailed prints one event: a line of text (payload cut at 200 bytes
+// unless --full) or, with --json, one JSON object.
+func (a *app) printTailed(dest string, ev herald.Event, o tailOptions) {
+	if o.asJSON {
+		_ = json.NewEncoder(a.stdout).Encode(tailedOf(dest, ev))
 		return
 	}
-	fmt.Fprintf(a.stdout, "%s  %s  %s  %s  key=%s  %s\n", time.Now().UTC().Format(time.RFC3339), dest, ev.ID,
-		ev.Type, ev.PartitionKey, oneLine(string(ev.Payload), 200))
+	payload := string(ev.Payload)
+	if !o.full {
+		payload = oneLine(payload, 200)
+	}
+	tenant := ev.Tenant
+	if tenant == "" {
+		tenant = "-"
+	}
+	fmt.Fprintf(a.stdout, "%s  %s  %s  %s  tenant=%s  key=%s  %s\n", time.Now().UTC().Format(time.RFC3339), dest, ev.ID,
+		ev.Type, tenant, ev.PartitionKey, payload)
 }

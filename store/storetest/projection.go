@@ -36,6 +36,7 @@ var projectionTests = []struct {
 	{"FailKeepsDone", testFailKeepsDone},
 	{"StatsResetCleanup", testStatsResetCleanup},
 	{"ScanOutbox", testScanOutbox},
+	{"ReadOutbox", testReadOutbox},
 	{"ApplyBatch", testApplyBatch},
 	{"ApplyNewBatch", testApplyNewBatch},
 	{"ConcurrentBatches", testConcurrentBatches},
@@ -331,6 +332,46 @@ func testScanOutbox(t *testing.T, h *projHarness) {
 		if more, err := h.ps.ScanOutbox(h.ctx, p); err != nil || len(more) != 1 || more[0].Event.ID != evs[4].ID {
 			errorf(t, "scan after id", "ScanOutbox(after) = %+v, %v", more, err)
 		}
+	}
+}
+
+// testReadOutbox reads a bounded number of rows, open or not: finished
+// rows and rows out of scope are seen (Visible) but not open, and a read
+// by ids returns exactly those.
+func testReadOutbox(t *testing.T, h *projHarness) {
+	evs := make([]herald.Event, 5)
+	for i := range evs {
+		evs[i] = event("Read")
+		evs[i].Tenant = "t1"
+	}
+	h.enqueue(evs...)
+	for _, i := range []int{1, 3} {
+		if _, err := h.apply(h.key(evs[i].ID), func(*sql.Tx) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.fail(h.key(evs[4].ID), time.Hour, 10, false) // failed is not finished: still open
+	p := store.OutboxScanParams{Scope: h.scope(), ProjectionTable: h.ptab, Projection: "proj", Limit: 10}
+	page, err := h.ps.ReadOutbox(h.ctx, p)
+	if err != nil || len(page.Visible) != 5 || len(page.Open) != 3 || page.Open[0].Event.ID != evs[0].ID ||
+		page.Open[1].Event.ID != evs[2].ID || page.Open[2].Event.ID != evs[4].ID ||
+		string(page.Open[0].Event.Payload) != `{"n":1}` || page.Open[0].Event.CreatedAt.IsZero() {
+		errorf(t, "read sees every row, opens unfinished", "ReadOutbox = %+v, %v", page, err)
+		return
+	}
+	p.Limit = 2
+	if two, err := h.ps.ReadOutbox(h.ctx, p); err != nil || len(two.Visible) != 2 || two.Visible[1] != page.Visible[1] ||
+		len(two.Open) != 1 {
+		errorf(t, "read is bounded by rows read", "ReadOutbox(limit 2) = %+v, %v", two, err)
+	}
+	p.Limit, p.IDs = 0, []int64{page.Visible[3], page.Visible[4]}
+	if byID, err := h.ps.ReadOutbox(h.ctx, p); err != nil || len(byID.Visible) != 2 || len(byID.Open) != 1 ||
+		byID.Open[0].Event.ID != evs[4].ID {
+		errorf(t, "read by ids", "ReadOutbox(ids) = %+v, %v", byID, err)
+	}
+	p.IDs, p.IncludeTypes = nil, []string{"Other"}
+	if other, err := h.ps.ReadOutbox(h.ctx, p); err != nil || len(other.Visible) != 5 || len(other.Open) != 0 {
+		errorf(t, "rows out of scope are seen, not open", "ReadOutbox(other type) = %+v, %v", other, err)
 	}
 }
 

@@ -1,0 +1,79 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/broker/kafka"
+	"github.com/heraldhq/herald/config"
+)
+
+// kafkaTarget is a scratch topic, herald_verify_<id>, with as many
+// partitions as keys need no more than 4, read back by a consumer group
+// of verify's own and deleted at the end. Kafka clients connect to the
+// addresses the cluster advertises, past any proxy in front of the seed
+// brokers, so the relays reach Kafka directly: no broker faults.
+type kafkaTarget struct {
+	cfg   kafka.Config
+	topic string
+	adm   *kadm.Client
+}
+
+func openKafka(ctx context.Context, b *config.Broker, s scratch) (target, error) {
+	c, ok := b.Config.(*kafka.BrokerConfig)
+	if !ok {
+		return nil, fmt.Errorf("verify: kafka broker entry of type %T", b.Config)
+	}
+	cfg := c.WithDefaults()
+	if cfg.TLS != nil || cfg.SASL != nil {
+		return nil, invalidf("kafka: verify does not create its scratch topic over TLS or SASL yet; run it against a plain listener")
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...))
+	if err != nil {
+		return nil, fmt.Errorf("verify: kafka client: %w", err)
+	}
+	t := &kafkaTarget{cfg: cfg, topic: "herald_verify_" + s.id, adm: kadm.NewClient(cl)}
+	resp, err := t.adm.CreateTopic(ctx, 4, -1, nil, t.topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.adm.Close()
+		return nil, fmt.Errorf("verify: create topic %s on %s: %w", t.topic, strings.Join(cfg.Brokers, ","), err)
+	}
+	return t, nil
+}
+
+func (t *kafkaTarget) describe() string {
+	return fmt.Sprintf("Kafka topic %s at %s", t.topic, strings.Join(t.cfg.Brokers, ","))
+}
+
+// upstream is none: see kafkaTarget.
+func (t *kafkaTarget) upstream() string { return "" }
+
+func (t *kafkaTarget) childEntry(string) *config.Broker {
+	return &config.Broker{Type: "kafka", Config: &kafka.BrokerConfig{Config: t.cfg}}
+}
+
+func (t *kafkaTarget) destination() broker.Template { return broker.MustParseTemplate(t.topic) }
+
+func (t *kafkaTarget) subscribe(ctx context.Context) (broker.Subscriber, error) {
+	return kafka.NewSubscriber(ctx, kafka.SubscriberConfig{Brokers: t.cfg.Brokers, Group: t.topic, Topics: []string{t.topic}})
+}
+
+func (t *kafkaTarget) cleanup(ctx context.Context, keep bool) error {
+	defer t.adm.Close()
+	if keep {
+		return nil
+	}
+	resp, err := t.adm.DeleteTopic(ctx, t.topic)
+	if err == nil {
+		err = resp.Err
+	}
+	return err
+}

@@ -1,0 +1,81 @@
+package projsql
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+)
+
+// ReadOutbox implements store.ProjectionStore.ReadOutbox. The inner query
+// reads ids in order and decides per row whether it is open (in scope and
+// not finished: one probe of the projection table's primary key); the
+// outer one fetches the payload of open rows only, so reading past a long
+// run of finished rows (a restart over a full outbox) costs ids, not
+// payloads. Unlike ScanOutbox's anti-join, whose LIMIT counts open rows
+// and so may walk every finished one, the rows read are bounded.
+func (pr Projections) ReadOutbox(ctx context.Context, p store.OutboxScanParams) (store.OutboxPage, error) {
+	d := pr.d
+	ot, err := d.table(p.Table)
+	if err != nil {
+		return store.OutboxPage{}, err
+	}
+	pt, err := d.table(p.ProjectionTable)
+	if err != nil {
+		return store.OutboxPage{}, err
+	}
+	scope, args := sqlbuild.ScopeWhere(p.Scope, "o")
+	args = append(args, p.Projection)
+	where := " WHERE o.id > ? ORDER BY o.id LIMIT ?"
+	if len(p.IDs) > 0 {
+		where = " WHERE o.id IN (" + sqlbuild.Marks(len(p.IDs)) + ")"
+		for _, id := range p.IDs {
+			args = append(args, id)
+		}
+	} else {
+		if p.Limit <= 0 {
+			p.Limit = 500
+		}
+		args = append(args, p.AfterID, p.Limit)
+	}
+	rows, err := d.DB.QueryContext(ctx, d.q("SELECT s.id, s.open, o.event_id, o.tenant, o.topic, o.event_type, o.partition_key, "+
+		"CASE WHEN s.open = 1 THEN o.headers END, CASE WHEN s.open = 1 THEN o.payload END, "+d.EpochMS("o.created_at")+
+		" FROM (SELECT o.id, CASE WHEN 1 = 1"+scope+" AND NOT EXISTS (SELECT 1 FROM "+pt+" pe WHERE pe.projection = ?"+
+		" AND pe.tenant = o.tenant AND pe.event_id = o.event_id AND pe.state IN ('done', 'dead')) THEN 1 ELSE 0 END AS open"+
+		" FROM "+ot+" o"+where+") s JOIN "+ot+" o ON o.id = s.id ORDER BY s.id"), args...)
+	if err != nil {
+		return store.OutboxPage{}, d.wrap("read outbox "+p.Table, err)
+	}
+	defer rows.Close()
+	var page store.OutboxPage
+	for rows.Next() {
+		r, open, err := scanRead(rows)
+		if err != nil {
+			return store.OutboxPage{}, d.wrap("read outbox "+p.Table, err)
+		}
+		page.Visible = append(page.Visible, r.ID)
+		if open {
+			page.Open = append(page.Open, r)
+		}
+	}
+	return page, d.wrap("read outbox "+p.Table, rows.Err())
+}
+
+// scanRead scans one row of ReadOutbox's query.
+func scanRead(rows *sql.Rows) (store.Record, bool, error) {
+	var (
+		r       store.Record
+		open    int
+		headers sql.NullString
+		created int64
+	)
+	ev := &r.Event
+	if err := rows.Scan(&r.ID, &open, &ev.ID, &ev.Tenant, &ev.Topic, &ev.Type, &ev.PartitionKey, &headers, &ev.Payload,
+		&created); err != nil {
+		return r, false, err
+	}
+	ev.Headers, ev.CreatedAt = decodeHeaders(headers.String), time.UnixMilli(created).UTC()
+	return r, open == 1, nil
+}
