@@ -148,6 +148,12 @@ type Lane struct {
 	// workers then claim only the rows the log reader handed over
 	// (retries, delayed events).
 	Source Source `yaml:"source"`
+	// Columns, Statuses and TimeUnit read an outbox table Herald did not
+	// make through its own column names, status values and time unit
+	// (store.Mapping, docs/adopt.md). Unset: the table is Herald's own.
+	Columns  store.Columns  `yaml:"columns,omitempty"`
+	Statuses store.Statuses `yaml:"statuses,omitempty"`
+	TimeUnit store.TimeUnit `yaml:"time_unit,omitempty"`
 }
 
 // Config configures a Relay.
@@ -267,6 +273,9 @@ func (c Config) validate() error {
 		if _, ok := c.Store.(store.LogReader); l.Source == SourceLog && !ok {
 			return fmt.Errorf("relay: lane %q: source log needs a database whose log Herald reads (PostgreSQL; MySQL/MariaDB through store/mysql/binlog); this store has none", l.Name)
 		}
+		if err := store.MapTable(c.Store, l.Table, l.Mapping()); err != nil {
+			return fmt.Errorf("relay: lane %q: %w", l.Name, err)
+		}
 		if seen[l.Name] {
 			return fmt.Errorf("relay: lane %q is configured twice", l.Name)
 		}
@@ -292,6 +301,12 @@ func (l Lane) validate() error {
 		return fmt.Errorf("relay: lane %q: no destination", l.Name)
 	}
 	return nil
+}
+
+// Mapping is how the lane reads its table when it is not Herald's own;
+// zero when it is.
+func (l Lane) Mapping() store.Mapping {
+	return store.Mapping{Columns: l.Columns, Statuses: l.Statuses, TimeUnit: l.TimeUnit}.WithDefaults()
 }
 
 // Scope is the rows the lane relays: its table, tenant and type filters.

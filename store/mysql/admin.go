@@ -73,6 +73,9 @@ func (s *Store) exec(ctx context.Context, q string, args ...any) (int64, error) 
 
 // Stats counts the scope's rows by state in one plain read.
 func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, error) {
+	if t := s.mappedTable(sc.Table); t != nil {
+		return t.Stats(ctx, sc)
+	}
 	var st store.LaneStats
 	table, err := quote(sc.Table)
 	if err != nil {

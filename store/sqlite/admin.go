@@ -76,6 +76,9 @@ func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, err
 
 // Stats counts the scope's rows by state in one plain read.
 func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, error) {
+	if t := s.mapped.Get(sc.Table); t != nil {
+		return t.Stats(ctx, sc)
+	}
 	var st store.LaneStats
 	qt, err := quote(sc.Table)
 	if err != nil {

@@ -1,0 +1,326 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/broker/memory"
+	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/mysql"
+	"github.com/heraldhq/herald/store/postgres"
+	"github.com/heraldhq/herald/store/sqlite"
+)
+
+// adoptDB is one database for the tests of mapped tables: its store, the
+// DDL of a wallet_outbox-shaped table (an existing service's outbox, with
+// its own column names, status values and epoch-millisecond times) and
+// the pieces of that service's own worker's SQL (oldWorker).
+type adoptDB struct {
+	name  string
+	open  func(t *testing.T) store.Store
+	ddl   []string // {{T}} is the table
+	nowMs string   // the database clock in epoch ms
+	lock  string   // a claim's locking suffix
+	param func(n int) string
+}
+
+var adoptDBs = []adoptDB{
+	{name: "SQLite", open: func(t *testing.T) store.Store {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "wallet.db"), sqlite.Options{SynchronousNormal: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}, ddl: []string{`CREATE TABLE {{T}} (
+  app_code TEXT NOT NULL, event_id TEXT NOT NULL PRIMARY KEY, event_type TEXT NOT NULL,
+  transaction_id TEXT NOT NULL, command_id TEXT NOT NULL, user_id INTEGER NOT NULL, asset_type TEXT NOT NULL,
+  available_delta INTEGER NOT NULL, frozen_delta INTEGER NOT NULL, payload_json TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL, status TEXT NOT NULL DEFAULT 'pending', retry_count INTEGER NOT NULL DEFAULT 0,
+  next_retry_at_ms INTEGER NOT NULL DEFAULT 0, lock_until_ms INTEGER NOT NULL DEFAULT 0,
+  worker_id TEXT NOT NULL DEFAULT '', last_error TEXT NOT NULL DEFAULT '')`,
+		`CREATE INDEX {{N}}_due ON {{T}} (status, next_retry_at_ms)`,
+		`CREATE INDEX {{N}}_lock ON {{T}} (status, lock_until_ms)`},
+		nowMs: sqlite.NowMillis, param: func(int) string { return "?" }},
+	{name: "MariaDB", open: func(t *testing.T) store.Store {
+		s, err := mysql.Open(context.Background(), testenv.MySQLDSN(), mysql.Options{})
+		if err != nil {
+			testenv.Unreachable(t, "MySQL/MariaDB", err)
+		}
+		return s
+	}, ddl: []string{"CREATE TABLE {{T}} (" + `
+  app_code VARCHAR(32) NOT NULL, event_id VARCHAR(64) NOT NULL PRIMARY KEY, event_type VARCHAR(64) NOT NULL,
+  transaction_id VARCHAR(64) NOT NULL, command_id VARCHAR(64) NOT NULL, user_id BIGINT NOT NULL,
+  asset_type VARCHAR(16) NOT NULL, available_delta BIGINT NOT NULL, frozen_delta BIGINT NOT NULL,
+  payload_json JSON NOT NULL, created_at_ms BIGINT NOT NULL, status VARCHAR(16) NOT NULL DEFAULT 'pending',
+  retry_count INT NOT NULL DEFAULT 0, next_retry_at_ms BIGINT NOT NULL DEFAULT 0, lock_until_ms BIGINT NOT NULL DEFAULT 0,
+  worker_id VARCHAR(128) NOT NULL DEFAULT '', last_error VARCHAR(1024) NOT NULL DEFAULT '',
+  KEY {{N}}_due (status, next_retry_at_ms), KEY {{N}}_lock (status, lock_until_ms)
+) ENGINE=InnoDB`},
+		nowMs: "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)",
+		lock:  " FOR UPDATE SKIP LOCKED", param: func(int) string { return "?" }},
+	{name: "PostgreSQL", open: func(t *testing.T) store.Store {
+		s, err := postgres.Open(context.Background(), testenv.PostgresDSN(), postgres.Options{})
+		if err != nil {
+			testenv.Unreachable(t, "PostgreSQL", err)
+		}
+		return s
+	}, ddl: []string{`CREATE TABLE {{T}} (
+  app_code TEXT NOT NULL, event_id TEXT NOT NULL PRIMARY KEY, event_type TEXT NOT NULL,
+  transaction_id TEXT NOT NULL, command_id TEXT NOT NULL, user_id BIGINT NOT NULL, asset_type TEXT NOT NULL,
+  available_delta BIGINT NOT NULL, frozen_delta BIGINT NOT NULL, payload_json JSONB NOT NULL,
+  created_at_ms BIGINT NOT NULL, status TEXT NOT NULL DEFAULT 'pending', retry_count INT NOT NULL DEFAULT 0,
+  next_retry_at_ms BIGINT NOT NULL DEFAULT 0, lock_until_ms BIGINT NOT NULL DEFAULT 0,
+  worker_id TEXT NOT NULL DEFAULT '', last_error TEXT NOT NULL DEFAULT '')`,
+		`CREATE INDEX {{N}}_due ON {{T}} (status, next_retry_at_ms)`,
+		`CREATE INDEX {{N}}_lock ON {{T}} (status, lock_until_ms)`},
+		nowMs: "(extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+		lock:  " FOR UPDATE SKIP LOCKED", param: func(n int) string { return "$" + strconv.Itoa(n) }},
+}
+
+// walletMapping is how a lane reads the wallet table (docs/adopt.md).
+var walletMapping = store.Mapping{
+	Columns: store.Columns{ID: "event_id", Type: "event_type", Tenant: "app_code", Key: "user_id",
+		Payload: "payload_json", CreatedAt: "created_at_ms", Status: "status", Attempts: "retry_count",
+		NextAttempt: "next_retry_at_ms", LeaseUntil: "lock_until_ms", LeaseOwner: "worker_id", LastError: "last_error"},
+	Statuses: store.Statuses{Pending: store.StatusValues{"pending", "retryable"},
+		InFlight: "delivering", Delivered: "delivered", Dead: "dead"},
+	TimeUnit: store.TimeEpochMillis,
+}
+
+// wallet is one test's store and wallet table on one database.
+type wallet struct {
+	t     *testing.T
+	db    adoptDB
+	store store.Store
+	table string
+}
+
+func newWallet(t *testing.T, db adoptDB) *wallet {
+	t.Helper()
+	s := db.open(t)
+	t.Cleanup(func() { s.Close() })
+	w := &wallet{t: t, db: db, store: s, table: testenv.Name("wallet_outbox")}
+	quote := `"`
+	if db.name == "MariaDB" {
+		quote = "`"
+	}
+	r := strings.NewReplacer("{{T}}", quote+w.table+quote, "{{N}}", w.table)
+	for _, stmt := range db.ddl {
+		if _, err := s.DB().Exec(r.Replace(stmt)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _, _ = s.DB().Exec("DROP TABLE " + quote + w.table + quote) })
+	return w
+}
+
+// q is query with ? spelled as the database's placeholders and {{T}} the
+// table.
+func (w *wallet) q(query string) string {
+	n := 0
+	var b strings.Builder
+	for _, r := range strings.ReplaceAll(query, "{{T}}", w.table) {
+		if r == '?' {
+			n++
+			b.WriteString(w.db.param(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// insert writes n rows as the wallet service does, ids "<prefix>-<i>",
+// of users from user on (a user is a partition key: the memory broker
+// fails the rest of a key's batch after a failure, so the tests give
+// failing rows users of their own).
+func (w *wallet) insert(prefix, eventType string, user, n int) []string {
+	w.t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%04d", prefix, i)
+		uid := user + i%7
+		if user != walletUsers {
+			uid = user + i
+		}
+		payload := fmt.Sprintf(`{"event_id":"%s","user_id":%d,"asset_type":"GOLD","available_delta":-%d}`, ids[i], uid, i)
+		_, err := w.store.DB().Exec(w.q(`INSERT INTO {{T}} (app_code, event_id, event_type, transaction_id, command_id,
+  user_id, asset_type, available_delta, frozen_delta, payload_json, created_at_ms, next_retry_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, 'GOLD', ?, 0, ?, `+w.db.nowMs+`, `+w.db.nowMs+`)`),
+			"voice", ids[i], eventType, "tx-"+ids[i], "cmd-"+ids[i], uid, -i, payload)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	return ids
+}
+
+// walletUsers are the users of the rows that publish fine: seven of them.
+const walletUsers = 1000
+
+// row is what the tests read back of a wallet row.
+type row struct {
+	status, worker, lastError string
+	retries                   int
+}
+
+func (w *wallet) rows() map[string]row {
+	w.t.Helper()
+	rs, err := w.store.DB().Query(w.q(`SELECT event_id, status, retry_count, worker_id, last_error FROM {{T}}`))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer rs.Close()
+	out := map[string]row{}
+	for rs.Next() {
+		var id string
+		var r row
+		if err := rs.Scan(&id, &r.status, &r.retries, &r.worker, &r.lastError); err != nil {
+			w.t.Fatal(err)
+		}
+		out[id] = r
+	}
+	if err := rs.Err(); err != nil {
+		w.t.Fatal(err)
+	}
+	return out
+}
+
+// countStatus counts the rows in status.
+func (w *wallet) countStatus(status string) int {
+	n := 0
+	for _, r := range w.rows() {
+		if r.status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// lane is a fast lane on the wallet table.
+func (w *wallet) lane(pub broker.Publisher) Lane {
+	m := walletMapping
+	return Lane{Name: "wallet", Table: w.table, Publisher: pub, Destination: broker.MustParseTemplate("wallet.{event_type}"),
+		Concurrency: 2, BatchSize: 50, PollInterval: 20 * time.Millisecond, PublishTimeout: time.Second,
+		Retry:   Retry{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond, MaxAttempts: 3},
+		Columns: m.Columns, Statuses: m.Statuses, TimeUnit: m.TimeUnit}
+}
+
+// runRelay relays the wallet table's lanes until the test ends.
+func (w *wallet) runRelay(lanes ...Lane) *running {
+	e := &env{t: w.t, store: w.store, table: w.table}
+	return e.startWith(Config{Lanes: lanes})
+}
+
+// Rule: a lane with a columns mapping relays a table Herald did not make,
+// as it is: every row published with the body, type, tenant and key of its
+// own columns, marked delivered in its own status column; failures counted
+// in its retry counter and retried under its retry status, rows that fail
+// for good (or too often) marked dead with the error kept.
+func TestAdoptWalletTable(t *testing.T) {
+	for _, db := range adoptDBs {
+		t.Run(db.name, func(t *testing.T) { testAdoptWallet(t, db) })
+	}
+}
+
+func testAdoptWallet(t *testing.T, db adoptDB) {
+	w := newWallet(t, db)
+	ctx := context.Background()
+	if err := store.MapTable(w.store, w.table, walletMapping); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.store.Migrate(ctx, w.table); err != nil {
+		t.Fatalf("migrate on a mapped table (only Herald's own tables, then a check): %v", err)
+	}
+	debited := w.insert("debit", "WalletGiftDebited", walletUsers, 300)
+	flaky := w.insert("flaky", "WalletFrozen", 2000, 5)
+	poison := w.insert("poison", "WalletPoison", 3000, 3)
+	tired := w.insert("tired", "WalletTired", 4000, 2)
+	pub := memory.New(memory.Config{})
+	for _, id := range flaky {
+		pub.FailEvent(id, 2, errors.New("broker hiccup"))
+	}
+	for _, id := range poison {
+		pub.FailEvent(id, 1, herald.Permanent(errors.New("rejected: bad wallet event")))
+	}
+	for _, id := range tired {
+		pub.FailEvent(id, 10, errors.New("keeps failing"))
+	}
+	r := w.runRelay(w.lane(pub))
+	want := len(debited) + len(flaky)
+	waitFor(t, 60*time.Second, "every good row delivered and every bad one dead", func() bool {
+		return w.countStatus("delivered") == want && w.countStatus("dead") == len(poison)+len(tired)
+	})
+	r.stop()
+
+	rows := w.rows()
+	for _, id := range append(append([]string{}, debited...), flaky...) {
+		if n := pub.Count(id); n != 1 {
+			t.Errorf("%s published %d times, want once", id, n)
+		}
+		if rows[id].status != "delivered" {
+			t.Errorf("%s: status %q, want delivered", id, rows[id].status)
+		}
+	}
+	for _, id := range debited {
+		if rows[id].retries != 0 {
+			t.Errorf("%s: retry_count %d after a first-time delivery, want 0", id, rows[id].retries)
+		}
+		if !strings.HasPrefix(rows[id].worker, "test/wallet-") || !strings.Contains(rows[id].worker, "#") {
+			t.Errorf("%s: worker_id %q, want the claiming worker's id and token", id, rows[id].worker)
+		}
+	}
+	for _, id := range flaky {
+		if rows[id].retries != 2 || rows[id].lastError != "broker hiccup" {
+			t.Errorf("%s: retry_count %d, last_error %q; want 2 failures counted and the last one kept", id, rows[id].retries, rows[id].lastError)
+		}
+	}
+	for _, id := range poison {
+		if rows[id].retries != 1 || !strings.Contains(rows[id].lastError, "bad wallet event") {
+			t.Errorf("%s: retry_count %d, last_error %q; want dead after 1 permanent failure", id, rows[id].retries, rows[id].lastError)
+		}
+	}
+	for _, id := range tired {
+		if rows[id].retries != 3 || rows[id].status != "dead" {
+			t.Errorf("%s: retry_count %d, status %q; want dead after max_attempts 3", id, rows[id].retries, rows[id].status)
+		}
+	}
+	checkWalletMessage(t, pub, debited[7])
+	st, err := w.store.Stats(ctx, store.Scope{Table: w.table})
+	if err != nil || st.Delivered != int64(want) || st.Dead != int64(len(poison)+len(tired)) || st.Pending+st.InFlight != 0 {
+		t.Errorf("stats = %+v, %v", st, err)
+	}
+}
+
+// checkWalletMessage checks that the message of id carries its row's
+// columns: body, type, tenant (app_code) and key (user_id).
+func checkWalletMessage(t *testing.T, pub *memory.Publisher, id string) {
+	t.Helper()
+	for _, rec := range pub.Records() {
+		ev := rec.Message.Event
+		if ev.ID != id {
+			continue
+		}
+		var body struct {
+			EventID string `json:"event_id"`
+		}
+		// PostgreSQL's jsonb keeps the document, not its spelling.
+		_ = json.Unmarshal(ev.Payload, &body)
+		if ev.Type != "WalletGiftDebited" || ev.Tenant != "voice" || ev.PartitionKey != "1000" ||
+			rec.Message.Destination != "wallet.WalletGiftDebited" || body.EventID != id {
+			t.Errorf("message of %s = %+v (destination %s, payload %s)", id, ev, rec.Message.Destination, ev.Payload)
+		}
+		return
+	}
+	t.Errorf("no message of %s", id)
+}
