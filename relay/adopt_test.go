@@ -324,3 +324,127 @@ func checkWalletMessage(t *testing.T, pub *memory.Publisher, id string) {
 	}
 	t.Errorf("no message of %s", id)
 }
+
+// oldWorker stands in for the service's own outbox worker: it claims
+// rows as that worker does (pending or retryable and due, FOR UPDATE SKIP
+// LOCKED, then status delivering with its worker_id and a lock_until_ms),
+// publishes them to pub one by one and marks them delivered, until ctx
+// ends. It returns the event ids it published.
+func (w *wallet) oldWorker(ctx context.Context, pub *memory.Publisher, id string) ([]string, error) {
+	var published []string
+	for ctx.Err() == nil {
+		ids, err := w.oldClaim(ctx, id, 20)
+		if err != nil {
+			return published, err
+		}
+		for _, ev := range ids {
+			msg := broker.Message{Event: herald.Event{ID: ev, Topic: "wallet", Type: "WalletGiftDebited", Payload: []byte(`{}`)},
+				Destination: "wallet.old"}
+			if res := pub.Publish(ctx, []broker.Message{msg}); res[0].Err != nil {
+				return published, res[0].Err
+			}
+			published = append(published, ev)
+			if _, err := w.store.DB().ExecContext(ctx, w.q(`UPDATE {{T}} SET status = 'delivered'
+WHERE event_id = ? AND worker_id = ? AND status = 'delivering'`), ev, id); err != nil {
+				return published, err
+			}
+		}
+		if len(ids) == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return published, nil
+}
+
+// oldClaim is the old worker's claim of up to limit rows.
+func (w *wallet) oldClaim(ctx context.Context, worker string, limit int) ([]string, error) {
+	tx, err := w.store.DB().BeginTx(ctx, nil) // BEGIN IMMEDIATE on SQLite (the store's pool)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, w.q(`SELECT event_id FROM {{T}}
+WHERE status IN ('pending', 'retryable') AND next_retry_at_ms <= `+w.db.nowMs+`
+ORDER BY next_retry_at_ms LIMIT ?`+w.db.lock), limit)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, w.q(`UPDATE {{T}} SET status = 'delivering', worker_id = ?,
+  lock_until_ms = `+w.db.nowMs+` + 30000 WHERE event_id = ?`), worker, id); err != nil {
+			return nil, err
+		}
+	}
+	return ids, tx.Commit()
+}
+
+// Rule: Herald and the service's own worker can relay one table at the
+// same time (the cut-over of docs/adopt.md): both claim with the same
+// lock column and SKIP LOCKED, so every row is published, and none by
+// both (no lease runs out here: the old worker's lock is 30 s, Herald's
+// lease 3 s against publishes of microseconds).
+func TestAdoptSharedWithOldWorker(t *testing.T) {
+	for _, db := range adoptDBs {
+		t.Run(db.name, func(t *testing.T) { testAdoptShared(t, db) })
+	}
+}
+
+func testAdoptShared(t *testing.T, db adoptDB) {
+	w := newWallet(t, db)
+	const n = 600
+	ids := w.insert("shared", "WalletGiftDebited", walletUsers, n)
+	pub := memory.New(memory.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		ids []string
+		err error
+	}
+	old := make(chan result, 1)
+	go func() {
+		published, err := w.oldWorker(ctx, pub, "wallet-node-1")
+		old <- result{published, err}
+	}()
+	r := w.runRelay(w.lane(pub))
+	waitFor(t, 60*time.Second, "every row delivered", func() bool { return w.countStatus("delivered") == n })
+	r.stop()
+	cancel()
+	res := <-old
+	if res.err != nil && !errors.Is(res.err, context.Canceled) {
+		t.Fatalf("old worker: %v", res.err)
+	}
+	byOld := map[string]bool{}
+	for _, id := range res.ids {
+		byOld[id] = true
+	}
+	rows := w.rows()
+	twice, byHerald := 0, 0
+	for _, id := range ids {
+		if c := pub.Count(id); c != 1 {
+			twice++
+			t.Errorf("%s published %d times", id, c)
+		}
+		if herald := strings.HasPrefix(rows[id].worker, "test/"); herald {
+			byHerald++
+			if byOld[id] {
+				t.Errorf("%s published by both the old worker and Herald", id)
+			}
+		} else if !byOld[id] || rows[id].worker != "wallet-node-1" {
+			t.Errorf("%s: delivered by %q, which did not publish it", id, rows[id].worker)
+		}
+	}
+	t.Logf("%d rows: %d published by the old worker, %d by Herald, %d more than once", n, len(byOld), byHerald, twice)
+	if len(byOld) == 0 || byHerald == 0 || len(byOld)+byHerald != n {
+		t.Errorf("old worker %d + Herald %d rows, want both > 0 and %d in all", len(byOld), byHerald, n)
+	}
+}
