@@ -32,6 +32,10 @@ type adoptDB struct {
 	nowMs string   // the database clock in epoch ms
 	lock  string   // a claim's locking suffix
 	param func(n int) string
+	// datetime is the DDL of a smaller table with datetime columns, and
+	// nowTime the clock in their type; none on SQLite.
+	datetime []string
+	nowTime  string
 }
 
 var adoptDBs = []adoptDB{
@@ -67,7 +71,13 @@ var adoptDBs = []adoptDB{
   KEY {{N}}_due (status, next_retry_at_ms), KEY {{N}}_lock (status, lock_until_ms)
 ) ENGINE=InnoDB`},
 		nowMs: "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)",
-		lock:  " FOR UPDATE SKIP LOCKED", param: func(int) string { return "?" }},
+		lock:  " FOR UPDATE SKIP LOCKED", param: func(int) string { return "?" },
+		datetime: []string{"CREATE TABLE {{T}} (" + `
+  event_id VARCHAR(64) NOT NULL PRIMARY KEY, event_type VARCHAR(64) NOT NULL, payload_json TEXT NOT NULL,
+  created_at DATETIME(3) NOT NULL, status VARCHAR(16) NOT NULL DEFAULT 'pending', retry_count INT NOT NULL DEFAULT 0,
+  next_retry_at DATETIME(3) NOT NULL, lock_until DATETIME(3) NULL, worker_id VARCHAR(128) NULL,
+  last_error TEXT NULL, KEY {{N}}_due (status, next_retry_at), KEY {{N}}_lock (status, lock_until)) ENGINE=InnoDB`},
+		nowTime: "UTC_TIMESTAMP(3)"},
 	{name: "PostgreSQL", open: func(t *testing.T) store.Store {
 		s, err := postgres.Open(context.Background(), testenv.PostgresDSN(), postgres.Options{})
 		if err != nil {
@@ -84,7 +94,13 @@ var adoptDBs = []adoptDB{
 		`CREATE INDEX {{N}}_due ON {{T}} (status, next_retry_at_ms)`,
 		`CREATE INDEX {{N}}_lock ON {{T}} (status, lock_until_ms)`},
 		nowMs: "(extract(epoch FROM clock_timestamp()) * 1000)::bigint",
-		lock:  " FOR UPDATE SKIP LOCKED", param: func(n int) string { return "$" + strconv.Itoa(n) }},
+		lock:  " FOR UPDATE SKIP LOCKED", param: func(n int) string { return "$" + strconv.Itoa(n) },
+		datetime: []string{`CREATE TABLE {{T}} (
+  event_id TEXT NOT NULL PRIMARY KEY, event_type TEXT NOT NULL, payload_json TEXT NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL, status TEXT NOT NULL DEFAULT 'pending', retry_count INT NOT NULL DEFAULT 0,
+  next_retry_at TIMESTAMPTZ NOT NULL, lock_until TIMESTAMPTZ, worker_id TEXT, last_error TEXT)`,
+			`CREATE INDEX {{N}}_due ON {{T}} (status, next_retry_at)`},
+		nowTime: "clock_timestamp()"},
 }
 
 // walletMapping is how a lane reads the wallet table (docs/adopt.md).
@@ -105,7 +121,9 @@ type wallet struct {
 	table string
 }
 
-func newWallet(t *testing.T, db adoptDB) *wallet {
+func newWallet(t *testing.T, db adoptDB) *wallet { return newWalletDDL(t, db, db.ddl) }
+
+func newWalletDDL(t *testing.T, db adoptDB, ddl []string) *wallet {
 	t.Helper()
 	s := db.open(t)
 	t.Cleanup(func() { s.Close() })
@@ -115,7 +133,7 @@ func newWallet(t *testing.T, db adoptDB) *wallet {
 		quote = "`"
 	}
 	r := strings.NewReplacer("{{T}}", quote+w.table+quote, "{{N}}", w.table)
-	for _, stmt := range db.ddl {
+	for _, stmt := range ddl {
 		if _, err := s.DB().Exec(r.Replace(stmt)); err != nil {
 			t.Fatal(err)
 		}
@@ -246,6 +264,13 @@ func testAdoptWallet(t *testing.T, db adoptDB) {
 	flaky := w.insert("flaky", "WalletFrozen", 2000, 5)
 	poison := w.insert("poison", "WalletPoison", 3000, 3)
 	tired := w.insert("tired", "WalletTired", 4000, 2)
+	// A row the old worker took and never finished (it crashed): Herald
+	// claims it once its lock ran out.
+	abandoned := debited[42]
+	if _, err := w.store.DB().Exec(w.q(`UPDATE {{T}} SET status = 'delivering', worker_id = 'crashed-node',
+  lock_until_ms = `+db.nowMs+` - 1000 WHERE event_id = ?`), abandoned); err != nil {
+		t.Fatal(err)
+	}
 	pub := memory.New(memory.Config{})
 	for _, id := range flaky {
 		pub.FailEvent(id, 2, errors.New("broker hiccup"))
@@ -447,4 +472,75 @@ func testAdoptShared(t *testing.T, db adoptDB) {
 	if len(byOld) == 0 || byHerald == 0 || len(byOld)+byHerald != n {
 		t.Errorf("old worker %d + Herald %d rows, want both > 0 and %d in all", len(byOld), byHerald, n)
 	}
+}
+
+// Rule: a mapped table whose times are datetimes (time_unit: datetime:
+// DATETIME in UTC on MariaDB, timestamptz on PostgreSQL) is claimed when
+// due, retried after a backoff on the database clock and reclaimed when a
+// lock runs out, with nullable optional columns; SQLite, which has no
+// datetime type, refuses the unit.
+func TestAdoptDatetimeTable(t *testing.T) {
+	for _, db := range adoptDBs {
+		t.Run(db.name, func(t *testing.T) { testAdoptDatetime(t, db) })
+	}
+}
+
+func testAdoptDatetime(t *testing.T, db adoptDB) {
+	m := store.Mapping{
+		Columns: store.Columns{ID: "event_id", Type: "event_type", Payload: "payload_json", CreatedAt: "created_at",
+			Status: "status", Attempts: "retry_count", NextAttempt: "next_retry_at", LeaseUntil: "lock_until",
+			LeaseOwner: "worker_id", LastError: "last_error"},
+		Statuses: walletMapping.Statuses, TimeUnit: store.TimeDatetime,
+	}
+	if db.datetime == nil {
+		s := db.open(t)
+		defer s.Close()
+		if err := store.MapTable(s, "events", m); err == nil || !strings.Contains(err.Error(), "time_unit: datetime is not supported") {
+			t.Fatalf("datetime on %s: %v, want refused", db.name, err)
+		}
+		return
+	}
+	w := newWalletDDL(t, db, db.datetime)
+	const n = 40
+	for i := range n {
+		if _, err := w.store.DB().Exec(w.q(`INSERT INTO {{T}} (event_id, event_type, payload_json, created_at, next_retry_at)
+VALUES (?, 'Dated', '{}', `+db.nowTime+`, `+db.nowTime+`)`), fmt.Sprintf("dt-%02d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.store.DB().Exec(w.q(`UPDATE {{T}} SET status = 'delivering', worker_id = 'crashed-node',
+  lock_until = ` + db.nowTime + ` - INTERVAL '1' SECOND WHERE event_id = 'dt-07'`)); err != nil {
+		t.Fatal(err)
+	}
+	pub := memory.New(memory.Config{})
+	pub.FailEvent("dt-03", 2, errors.New("broker hiccup"))
+	l := w.lane(pub)
+	l.Columns, l.Statuses, l.TimeUnit = m.Columns, m.Statuses, m.TimeUnit
+	r := w.runRelay(l)
+	waitFor(t, 60*time.Second, "every row delivered", func() bool { return w.countStatusDated("delivered") == n })
+	r.stop()
+	for i := range n {
+		if id := fmt.Sprintf("dt-%02d", i); pub.Count(id) != 1 {
+			t.Errorf("%s published %d times, want once", id, pub.Count(id))
+		}
+	}
+	var retries int
+	if err := w.store.DB().QueryRow(w.q(`SELECT retry_count FROM {{T}} WHERE event_id = 'dt-03'`)).Scan(&retries); err != nil || retries != 2 {
+		t.Errorf("dt-03: retry_count %d (%v), want 2", retries, err)
+	}
+	for _, rec := range pub.Records() {
+		if age := time.Since(rec.Message.Event.CreatedAt); age < 0 || age > time.Minute {
+			t.Errorf("%s: ce-time %v is not the row's created_at", rec.Message.Event.ID, rec.Message.Event.CreatedAt)
+			break
+		}
+	}
+}
+
+// countStatusDated counts the rows in status of a datetime table.
+func (w *wallet) countStatusDated(status string) int {
+	var n int
+	if err := w.store.DB().QueryRow(w.q(`SELECT COUNT(*) FROM {{T}} WHERE status = ?`), status).Scan(&n); err != nil {
+		w.t.Fatal(err)
+	}
+	return n
 }

@@ -136,3 +136,29 @@ func ReadColumns(ctx context.Context, db Runner, q, table string) (map[string]st
 	}
 	return cols, rows.Err()
 }
+
+// Unselected counts the rows of within that are pending or in flight and
+// that none of lanes selects (store.Store.Unselected).
+func (t *Table) Unselected(ctx context.Context, within store.Scope, lanes []store.Scope) (int64, error) {
+	cond, args, err := sqlbuild.UnselectedWhereColumns(within, lanes, t.c.Tenant, t.c.Type)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", t.ts.d.Name, err)
+	}
+	active, aargs := t.statusIn(append(slices.Clone(t.m.Statuses.Pending), t.m.Statuses.InFlight))
+	var n int64
+	err = t.ts.db.QueryRowContext(ctx, t.rebind("SELECT COUNT(*) FROM "+t.quoted+" WHERE "+active+cond),
+		append(aargs, args...)...).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("%s: unselected rows of %s: %w", t.ts.d.Name, t.name, err)
+	}
+	return n, nil
+}
+
+// Refuse returns store.ErrNotOnMapped, naming op, when table is mapped;
+// nil when it is Herald's own.
+func (ts *Tables) Refuse(table, op string) error {
+	if ts.Get(table) == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %s %s: %w (docs/adopt.md)", ts.d.Name, op, table, store.ErrNotOnMapped)
+}

@@ -55,6 +55,7 @@ type Dialect struct {
 type Runner interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // InTx runs fn in a write transaction (retrying what the database says
