@@ -17,13 +17,14 @@ const epoch = "'1970-01-01 00:00:00'"
 // statements. datetime columns (DATETIME, TIMESTAMP) hold UTC, as
 // Herald's own do.
 var mapDialect = mapsql.Dialect{
-	Name:    "mysql store",
-	Quote:   func(n string) string { return "`" + n + "`" },
-	NowMs:   "(TIMESTAMPDIFF(MICROSECOND, " + epoch + ", UTC_TIMESTAMP(6)) DIV 1000)",
-	NowTime: "UTC_TIMESTAMP(6)",
-	PlusMs:  func(t string) string { return "(" + t + " + INTERVAL (? * 1000) MICROSECOND)" },
-	TimeMs:  func(col string) string { return "(TIMESTAMPDIFF(MICROSECOND, " + epoch + ", " + col + ") DIV 1000)" },
-	Lock:    lockingSuffix,
+	Name:      "mysql store",
+	Quote:     func(n string) string { return "`" + n + "`" },
+	NowMs:     "(TIMESTAMPDIFF(MICROSECOND, " + epoch + ", UTC_TIMESTAMP(6)) DIV 1000)",
+	NowTime:   "UTC_TIMESTAMP(6)",
+	PlusMs:    func(t string) string { return "(" + t + " + INTERVAL (? * 1000) MICROSECOND)" },
+	TimeMs:    func(col string) string { return "(TIMESTAMPDIFF(MICROSECOND, " + epoch + ", " + col + ") DIV 1000)" },
+	Lock:      lockingSuffix,
+	ForUpdate: " FOR UPDATE",
 	Columns: func(ctx context.Context, q mapsql.Runner, table string) (map[string]string, error) {
 		return mapsql.ReadColumns(ctx, q, `SELECT LOWER(column_name), LOWER(data_type) FROM information_schema.columns
   WHERE table_schema = DATABASE() AND table_name = ?`, table)

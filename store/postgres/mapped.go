@@ -13,14 +13,15 @@ import (
 // datetime columns must be timestamptz: a timestamp without time zone
 // would be read in the session's time zone.
 var mapDialect = mapsql.Dialect{
-	Name:    "postgres store",
-	Quote:   func(n string) string { return `"` + n + `"` },
-	Rebind:  sqlbuild.Rebind,
-	NowMs:   "(extract(epoch FROM clock_timestamp()) * 1000)::bigint",
-	NowTime: "clock_timestamp()",
-	PlusMs:  func(t string) string { return "(" + t + " + CAST(? AS double precision) * interval '1 millisecond')" },
-	TimeMs:  func(col string) string { return "(extract(epoch FROM " + col + ") * 1000)::bigint" },
-	Lock:    " FOR UPDATE SKIP LOCKED",
+	Name:      "postgres store",
+	Quote:     func(n string) string { return `"` + n + `"` },
+	Rebind:    sqlbuild.Rebind,
+	NowMs:     "(extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+	NowTime:   "clock_timestamp()",
+	PlusMs:    func(t string) string { return "(" + t + " + CAST(? AS double precision) * interval '1 millisecond')" },
+	TimeMs:    func(col string) string { return "(extract(epoch FROM " + col + ") * 1000)::bigint" },
+	Lock:      " FOR UPDATE SKIP LOCKED",
+	ForUpdate: " FOR UPDATE",
 	Columns: func(ctx context.Context, q mapsql.Runner, table string) (map[string]string, error) {
 		return mapsql.ReadColumns(ctx, q, `SELECT lower(column_name), lower(data_type) FROM information_schema.columns
   WHERE table_schema = current_schema() AND table_name = $1`, table)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -32,17 +33,16 @@ func (t *Table) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	var recs []store.Record
 	err := t.ts.inTx(ctx, func(tx Runner) error {
 		recs = nil
-		pending, err := t.lockDue(ctx, tx, p, false, p.Limit)
-		if err != nil {
-			return err
-		}
-		recs = pending
-		if room := p.Limit - len(recs); room > 0 {
-			expired, err := t.lockDue(ctx, tx, p, true, room)
+		for _, status := range t.claimOrder(p.Lease) {
+			room := p.Limit - len(recs)
+			if room == 0 {
+				break
+			}
+			due, err := t.lockDue(ctx, tx, p, status, room)
 			if err != nil {
 				return err
 			}
-			recs = append(recs, expired...)
+			recs = append(recs, due...)
 		}
 		return t.lease(ctx, tx, p, recs)
 	})
@@ -56,19 +56,43 @@ func (t *Table) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	return recs, nil
 }
 
-// lockDue locks up to limit due rows: pending ones past their next
-// attempt, or (expired) in-flight ones past their lease.
-func (t *Table) lockDue(ctx context.Context, tx Runner, p store.ClaimParams, expired bool, limit int) ([]store.Record, error) {
-	status, args := t.statusIn(t.m.Statuses.Pending)
+// claimOrder is the status values a claim reads, one range each: every
+// pending value, starting from the next one at each claim (so that
+// retries are not starved by a steady flow of new rows, nor the other
+// way round), then the in-flight value for leases that ran out. One value
+// per read lets a (status, next_attempt) index serve the ORDER BY: an IN
+// list of several made every claim sort all the pending rows (MariaDB
+// drained a 20,000-row backlog at 963 events/s that way, a sixth of
+// Herald's own table).
+//
+// Expired leases are looked for at most every min(1 s, lease/4): under
+// load the look measured a third of the claim's time on MariaDB, and a
+// crashed worker's rows wait that much longer at most, against leases of
+// several seconds. The pace is on the local clock; whether a lease ran
+// out is the database's call.
+func (t *Table) claimOrder(lease time.Duration) []string {
+	pending := t.m.Statuses.Pending
+	start := int(t.claims.Add(1) % uint64(len(pending)))
+	order := append(slices.Clone(pending[start:]), pending[:start]...)
+	now := time.Now().UnixNano()
+	if next := t.nextExpired.Load(); now < next {
+		return order
+	}
+	t.nextExpired.Store(now + int64(min(time.Second, lease/4)))
+	return append(order, t.m.Statuses.InFlight)
+}
+
+// lockDue locks up to limit due rows of one status: pending ones past
+// their next attempt, or in-flight ones past their lease.
+func (t *Table) lockDue(ctx context.Context, tx Runner, p store.ClaimParams, status string, limit int) ([]store.Record, error) {
 	due := t.c.NextAttempt
-	if expired {
-		status, args = t.statusIn([]string{t.m.Statuses.InFlight})
+	if status == t.m.Statuses.InFlight {
 		due = t.c.LeaseUntil
 	}
 	scope, scopeArgs := sqlbuild.ScopeWhereColumns(p.Scope, t.c.Tenant, t.c.Type)
-	q := "SELECT " + t.recordColumns(due) + " FROM " + t.quoted + " WHERE " + status + " AND " + due + " <= " + t.now() +
+	q := "SELECT " + t.recordColumns(due) + " FROM " + t.quoted + " WHERE " + t.c.Status + " = ? AND " + due + " <= " + t.now() +
 		scope + " ORDER BY " + due + " LIMIT ?" + t.ts.d.Lock
-	args = append(append(args, scopeArgs...), limit)
+	args := append(append([]any{status}, scopeArgs...), limit)
 	rows, err := tx.QueryContext(ctx, t.rebind(q), args...)
 	if err != nil {
 		return nil, err

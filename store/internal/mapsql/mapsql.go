@@ -17,6 +17,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
@@ -43,6 +44,9 @@ type Dialect struct {
 	// Lock ends a locking read (" FOR UPDATE SKIP LOCKED"; "" on SQLite,
 	// whose write transaction holds the whole database).
 	Lock string
+	// ForUpdate ends a mark's locking read, which waits for the rows
+	// (" FOR UPDATE"; "" on SQLite).
+	ForUpdate string
 	// Columns returns the table's columns and their types, lower case;
 	// none when the table does not exist.
 	Columns func(ctx context.Context, q Runner, table string) (map[string]string, error)
@@ -123,6 +127,9 @@ type Table struct {
 	m       store.Mapping
 	c       quotedColumns
 	handles handles
+	claims  atomic.Uint64 // claims made, for claimOrder
+	// nextExpired is when a claim looks for expired leases next (Unix ns).
+	nextExpired atomic.Int64
 }
 
 // quotedColumns are the mapped columns, quoted; "" for those not mapped.
