@@ -74,6 +74,12 @@ func TestAdoptBadMappingNamesTheKey(t *testing.T) {
 		"no in_flight":       {[]string{"in_flight: delivering, ", ""}, key + "statuses.in_flight: is required"},
 		"ordered": {[]string{"time_unit: epoch_ms", "time_unit: epoch_ms\n    ordering: key"},
 			key + "ordering: key is not supported on a mapped table"},
+		"body field without source": {[]string{"time_unit: epoch_ms", "time_unit: epoch_ms\n    body: [{field: eventId, column: event_id}, {field: source}]"},
+			key + "body[1] (source): has no source: give one of column, const, payload"},
+		"body field twice": {[]string{"time_unit: epoch_ms", "time_unit: epoch_ms\n    body: [{field: a, const: x}, {field: a, column: event_id}]"},
+			key + `body[1].field: "a" is already body[0]`},
+		"body bad payload mode": {[]string{"time_unit: epoch_ms", "time_unit: epoch_ms\n    body: [{field: p, payload: base64}]"},
+			key + `body[0].payload: "base64" is not one of raw, string`},
 		"tenant without column": {[]string{"tenant: app_code, ", "", "time_unit: epoch_ms", "time_unit: epoch_ms\n    tenant: live"},
 			key + "tenant: needs columns.tenant"},
 	}

@@ -596,3 +596,65 @@ func TestAdoptFencedWithoutFenceColumn(t *testing.T) {
 		})
 	}
 }
+
+// walletBody is a wallet message built field by field from the row.
+var walletBody = []store.BodyField{
+	{Field: "eventId", Column: "event_id"}, {Field: "eventType", Column: "event_type"},
+	{Field: "appCode", Column: "app_code"}, {Field: "transactionId", Column: "transaction_id"},
+	{Field: "commandId", Column: "command_id"}, {Field: "userId", Column: "user_id"},
+	{Field: "assetType", Column: "asset_type"}, {Field: "availableDelta", Column: "available_delta"},
+	{Field: "frozenDelta", Column: "frozen_delta"}, {Field: "source", Const: "wallet"},
+	{Field: "payload", Payload: store.PayloadRaw},
+}
+
+// Rule: a body template builds each message's body from the row, field by
+// field in its order: columns (numbers as numbers), constants, and the
+// payload column embedded as JSON. A row whose payload is not JSON goes
+// dead unpublished, naming the column, and the lane goes on.
+func TestAdoptBodyTemplate(t *testing.T) {
+	for _, db := range adoptDBs {
+		t.Run(db.name, func(t *testing.T) {
+			w := newWallet(t, db)
+			ids := w.insert("tpl", "WalletGiftDebited", walletUsers, 10)
+			var bad string
+			if db.name == "SQLite" { // the servers' JSON columns refuse such a row
+				bad = w.insert("badjson", "WalletGiftDebited", 5000, 1)[0]
+				if _, err := w.store.DB().Exec(w.q(`UPDATE {{T}} SET payload_json = '{not json' WHERE event_id = ?`), bad); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pub := memory.New(memory.Config{})
+			l := w.lane(pub)
+			l.Body = walletBody
+			r := w.runRelay(l)
+			waitFor(t, 60*time.Second, "every row finished", func() bool {
+				return w.countStatus("delivered") == len(ids) && (bad == "" || w.countStatus("dead") == 1)
+			})
+			r.stop()
+			var payload string
+			if err := w.store.DB().QueryRow(w.q(`SELECT payload_json FROM {{T}} WHERE event_id = ?`), ids[3]).Scan(&payload); err != nil {
+				t.Fatal(err)
+			}
+			want := `{"eventId":"tpl-0003","eventType":"WalletGiftDebited","appCode":"voice","transactionId":"tx-tpl-0003",` +
+				`"commandId":"cmd-tpl-0003","userId":1003,"assetType":"GOLD","availableDelta":-3,"frozenDelta":0,` +
+				`"source":"wallet","payload":` + payload + `}`
+			found := false
+			for _, rec := range pub.Records() {
+				if rec.Message.Event.ID == ids[3] {
+					found = true
+					if string(rec.Message.Event.Payload) != want {
+						t.Errorf("body\n got %s\nwant %s", rec.Message.Event.Payload, want)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no message of %s", ids[3])
+			}
+			if bad != "" {
+				if r := w.rows()[bad]; r.status != "dead" || !strings.Contains(r.lastError, "column payload_json is not valid JSON") || pub.Count(bad) != 0 {
+					t.Errorf("the row with a bad payload: %+v, published %d times", r, pub.Count(bad))
+				}
+			}
+		})
+	}
+}

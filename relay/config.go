@@ -154,6 +154,9 @@ type Lane struct {
 	Columns  store.Columns  `yaml:"columns,omitempty"`
 	Statuses store.Statuses `yaml:"statuses,omitempty"`
 	TimeUnit store.TimeUnit `yaml:"time_unit,omitempty"`
+	// Body builds a mapped table's message bodies field by field
+	// (store.Mapping.Body); unset, the payload column is the body.
+	Body []store.BodyField `yaml:"body,omitempty"`
 }
 
 // Config configures a Relay.
@@ -306,7 +309,7 @@ func (l Lane) validate() error {
 // Mapping is how the lane reads its table when it is not Herald's own;
 // zero when it is.
 func (l Lane) Mapping() store.Mapping {
-	return store.Mapping{Columns: l.Columns, Statuses: l.Statuses, TimeUnit: l.TimeUnit}.WithDefaults()
+	return store.Mapping{Columns: l.Columns, Statuses: l.Statuses, TimeUnit: l.TimeUnit, Body: l.Body}.WithDefaults()
 }
 
 // Scope is the rows the lane relays: its table, tenant and type filters.

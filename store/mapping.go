@@ -17,7 +17,33 @@ type Mapping struct {
 	Columns  Columns
 	Statuses Statuses
 	TimeUnit TimeUnit
+	// Body, when set, builds each message body as a JSON object of these
+	// fields, in this order, instead of sending the payload column as it
+	// is.
+	Body []BodyField
 }
+
+// BodyField is one field of a body built from a mapped row: its JSON name
+// and exactly one source.
+type BodyField struct {
+	// Field is the JSON field's name.
+	Field string `yaml:"field,omitempty"`
+	// Column fills it with a column's value: a number for a numeric
+	// column, null for NULL, a string otherwise.
+	Column string `yaml:"column,omitempty"`
+	// Const fills it with this string.
+	Const string `yaml:"const,omitempty"`
+	// Payload fills it with the payload column: "raw" embeds it as JSON
+	// (a row whose payload is not valid JSON goes dead, the column named),
+	// "string" as a JSON string.
+	Payload string `yaml:"payload,omitempty"`
+}
+
+// The BodyField.Payload values.
+const (
+	PayloadRaw    = "raw"
+	PayloadString = "string"
+)
 
 // Columns names the mapped table's columns by what they hold. The YAML
 // keys are a lane's `columns:` keys. ID, Type, Payload, Status,
@@ -106,7 +132,7 @@ const (
 
 // IsZero says no mapping is configured (a table of Herald's own).
 func (m Mapping) IsZero() bool {
-	return m.Columns == Columns{} && reflect.ValueOf(m.Statuses).IsZero() && m.TimeUnit == ""
+	return m.Columns == Columns{} && reflect.ValueOf(m.Statuses).IsZero() && m.TimeUnit == "" && len(m.Body) == 0
 }
 
 // WithDefaults returns m with Statuses.Retry filled in.
@@ -181,6 +207,7 @@ func (m Mapping) Validate() error {
 		seen[strings.ToLower(col.name)] = col.key
 	}
 	errs = append(errs, m.Statuses.validate()...)
+	errs = append(errs, validateBody(m.Body)...)
 	switch m.TimeUnit {
 	case TimeDatetime, TimeEpochMillis:
 	case "":
@@ -189,6 +216,51 @@ func (m Mapping) Validate() error {
 		add("time_unit", fmt.Errorf("%q is not one of datetime, epoch_ms", m.TimeUnit))
 	}
 	return errors.Join(errs...)
+}
+
+func validateBody(fields []BodyField) []error {
+	var errs []error
+	seen := map[string]int{}
+	for i, f := range fields {
+		key := fmt.Sprintf("body[%d]", i)
+		sources := 0
+		for _, set := range []bool{f.Column != "", f.Const != "", f.Payload != ""} {
+			if set {
+				sources++
+			}
+		}
+		switch {
+		case f.Field == "":
+			errs = append(errs, fmt.Errorf("%s.field: is required", key))
+		case seen[f.Field] > 0:
+			errs = append(errs, fmt.Errorf("%s.field: %q is already body[%d]", key, f.Field, seen[f.Field]-1))
+		}
+		seen[f.Field] = i + 1
+		switch {
+		case sources == 0:
+			errs = append(errs, fmt.Errorf("%s (%s): has no source: give one of column, const, payload", key, f.Field))
+		case sources > 1:
+			errs = append(errs, fmt.Errorf("%s (%s): has more than one source of column, const, payload", key, f.Field))
+		case f.Column != "":
+			if err := herald.ValidateIdentifier(f.Column); err != nil {
+				errs = append(errs, fmt.Errorf("%s.column: %w", key, err))
+			}
+		case f.Payload != "" && f.Payload != PayloadRaw && f.Payload != PayloadString:
+			errs = append(errs, fmt.Errorf("%s.payload: %q is not one of raw, string", key, f.Payload))
+		}
+	}
+	return errs
+}
+
+// BodyColumns returns the columns the body's fields read.
+func (m Mapping) BodyColumns() []string {
+	var out []string
+	for _, f := range m.Body {
+		if f.Column != "" {
+			out = append(out, f.Column)
+		}
+	}
+	return out
 }
 
 func (s Statuses) validate() []error {

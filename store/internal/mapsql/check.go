@@ -23,7 +23,7 @@ func (t *Table) Check(ctx context.Context) error {
 		return &store.MappingError{Table: t.name, NoTable: true}
 	}
 	e := &store.MappingError{Table: t.name}
-	for _, name := range t.m.Columns.Names() {
+	for _, name := range append(t.m.Columns.Names(), t.m.BodyColumns()...) {
 		if _, ok := cols[strings.ToLower(name)]; !ok {
 			e.Missing = append(e.Missing, name)
 		}
@@ -46,6 +46,7 @@ func (t *Table) Check(ctx context.Context) error {
 		return nil
 	}
 	slices.Sort(e.Missing)
+	e.Missing = slices.Compact(e.Missing)
 	return e
 }
 

@@ -111,12 +111,19 @@ func (t *Table) recordColumns(due string) string {
 	}
 	return c.ID + ", " + c.Type + ", " + or(c.Tenant, "''") + ", " + or(c.Key, "''") + ", " + or(c.Topic, "''") + ", " +
 		or(c.Headers, "''") + ", " + c.Payload + ", " + created + ", " + or(c.Attempts, "0") + ", " +
-		now + " - " + t.millis(due) + ", " + age
+		now + " - " + t.millis(due) + ", " + age + t.bodyColumns()
 }
+
+// recordFields is how many columns recordColumns reads before the body's.
+const recordFields = 11
 
 // scanRecords reads and closes rows of recordColumns.
 func (t *Table) scanRecords(rows *sql.Rows) ([]store.Record, error) {
 	defer rows.Close()
+	numeric, err := numericColumns(rows, recordFields)
+	if err != nil {
+		return nil, err
+	}
 	var recs []store.Record
 	for rows.Next() {
 		var (
@@ -125,8 +132,17 @@ func (t *Table) scanRecords(rows *sql.Rows) ([]store.Record, error) {
 			created, attempts, dueMs, ageMs      sql.NullInt64
 		)
 		ev := &r.Event
-		if err := rows.Scan(&id, &typ, &tenant, &key, &topic, &headers, &ev.Payload, &created, &attempts, &dueMs, &ageMs); err != nil {
+		values := make([]any, len(numeric))
+		dest := []any{&id, &typ, &tenant, &key, &topic, &headers, &ev.Payload, &created, &attempts, &dueMs, &ageMs}
+		for i := range values {
+			dest = append(dest, &values[i])
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
+		}
+		if len(t.m.Body) > 0 {
+			body, err := t.body(ev.Payload, values, numeric)
+			ev.Payload, r.BodyErr = body, err
 		}
 		ev.ID, ev.Type, ev.Tenant, ev.PartitionKey, ev.Topic = text(id), text(typ), text(tenant), text(key), text(topic)
 		if t.c.Topic == "" {
