@@ -44,7 +44,7 @@ func TestAdoptMappingParses(t *testing.T) {
 	}
 	// One pending value may be given as a scalar.
 	one := strings.Replace(walletLane, "pending: [pending, retryable]", "pending: pending", 1)
-	if f, err = parse([]byte(one), "test.yaml"); err != nil || f.Lanes[0].Statuses.Retry != "" ||
+	if f, err = parse([]byte(one), "test.yaml"); err != nil || f.Lanes[0].Statuses.Retry != "pending" ||
 		len(f.Lanes[0].Statuses.Pending) != 1 {
 		t.Fatalf("scalar pending: %v, %+v", err, f)
 	}

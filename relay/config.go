@@ -258,6 +258,7 @@ func (l Lane) WithDefaults() Lane {
 		l.Retention.BatchSize = 1000
 	}
 	l.Retry = l.Retry.withDefaults()
+	l.Statuses = l.Mapping().Statuses // a mapped table's retry status
 	return l
 }
 
