@@ -270,10 +270,16 @@ func (c Config) validate() error {
 		return errors.New("relay: no lanes configured")
 	}
 	seen := map[string]bool{}
+	mappings := map[string]string{} // by table: the first lane's mapping
 	for _, l := range c.Lanes {
 		if err := l.validate(); err != nil {
 			return err
 		}
+		m := fmt.Sprint(l.Mapping())
+		if first, ok := mappings[l.Table]; ok && first != m {
+			return fmt.Errorf("relay: lane %q reads table %s through another mapping than an earlier lane: a store reads a table one way", l.Name, l.Table)
+		}
+		mappings[l.Table] = m
 		if _, ok := c.Store.(store.LogReader); l.Source == SourceLog && !ok {
 			return fmt.Errorf("relay: lane %q: source log needs a database whose log Herald reads (PostgreSQL; MySQL/MariaDB through store/mysql/binlog); this store has none", l.Name)
 		}
