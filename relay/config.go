@@ -148,6 +148,15 @@ type Lane struct {
 	// workers then claim only the rows the log reader handed over
 	// (retries, delayed events).
 	Source Source `yaml:"source"`
+	// Columns, Statuses and TimeUnit read an outbox table Herald did not
+	// make through its own column names, status values and time unit
+	// (store.Mapping, docs/adopt.md). Unset: the table is Herald's own.
+	Columns  store.Columns  `yaml:"columns,omitempty"`
+	Statuses store.Statuses `yaml:"statuses,omitempty"`
+	TimeUnit store.TimeUnit `yaml:"time_unit,omitempty"`
+	// Body builds a mapped table's message bodies field by field
+	// (store.Mapping.Body); unset, the payload column is the body.
+	Body []store.BodyField `yaml:"body,omitempty"`
 }
 
 // Config configures a Relay.
@@ -249,6 +258,7 @@ func (l Lane) WithDefaults() Lane {
 		l.Retention.BatchSize = 1000
 	}
 	l.Retry = l.Retry.withDefaults()
+	l.Statuses = l.Mapping().Statuses // a mapped table's retry status
 	return l
 }
 
@@ -260,12 +270,21 @@ func (c Config) validate() error {
 		return errors.New("relay: no lanes configured")
 	}
 	seen := map[string]bool{}
+	mappings := map[string]string{} // by table: the first lane's mapping
 	for _, l := range c.Lanes {
 		if err := l.validate(); err != nil {
 			return err
 		}
+		m := fmt.Sprint(l.Mapping())
+		if first, ok := mappings[l.Table]; ok && first != m {
+			return fmt.Errorf("relay: lane %q reads table %s through another mapping than an earlier lane: a store reads a table one way", l.Name, l.Table)
+		}
+		mappings[l.Table] = m
 		if _, ok := c.Store.(store.LogReader); l.Source == SourceLog && !ok {
 			return fmt.Errorf("relay: lane %q: source log needs a database whose log Herald reads (PostgreSQL; MySQL/MariaDB through store/mysql/binlog); this store has none", l.Name)
+		}
+		if err := store.MapTable(c.Store, l.Table, l.Mapping()); err != nil {
+			return fmt.Errorf("relay: lane %q: %w", l.Name, err)
 		}
 		if seen[l.Name] {
 			return fmt.Errorf("relay: lane %q is configured twice", l.Name)
@@ -292,6 +311,12 @@ func (l Lane) validate() error {
 		return fmt.Errorf("relay: lane %q: no destination", l.Name)
 	}
 	return nil
+}
+
+// Mapping is how the lane reads its table when it is not Herald's own;
+// zero when it is.
+func (l Lane) Mapping() store.Mapping {
+	return store.Mapping{Columns: l.Columns, Statuses: l.Statuses, TimeUnit: l.TimeUnit, Body: l.Body}.WithDefaults()
 }
 
 // Scope is the rows the lane relays: its table, tenant and type filters.
