@@ -66,6 +66,7 @@ func (f *File) validate(d Drivers) error {
 		}
 		seen[l.Name] = true
 	}
+	errs = append(errs, f.validateMappings()...)
 	errs = append(errs, f.validateProjections()...)
 	add("admin.addr", adminAddr(f.Admin.Addr))
 	add("tracing.otlp_endpoint", otlpEndpoint(f.Tracing.OTLPEndpoint))

@@ -39,6 +39,10 @@ func OpenStore(ctx context.Context, f *config.File, migrate bool) (*Runtime, err
 	if err != nil {
 		return nil, err
 	}
+	if err := mapTables(s, f.Lanes); err != nil {
+		s.Close()
+		return nil, err
+	}
 	rt := &Runtime{File: f, Store: s, Endpoints: map[string]string{}, ClientURLs: map[string]string{}}
 	rt.closers = append(rt.closers, s.Close)
 	if migrate && *f.Store.Migrate {
@@ -64,7 +68,7 @@ func (rt *Runtime) Migrate(ctx context.Context) error {
 	}
 	for _, t := range tables {
 		if err := store.MigrateFor(ctx, rt.Store, t, uses[t]); err != nil {
-			return fmt.Errorf("migrate %s: %w", t, err)
+			return mappingLane(rt.File.Lanes, t, fmt.Errorf("migrate %s: %w", t, err))
 		}
 	}
 	return nil

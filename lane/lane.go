@@ -147,6 +147,15 @@ type Lane struct {
 	// workers then claim only the rows the log reader handed over
 	// (retries, delayed events).
 	Source Source `yaml:"source"`
+	// Columns, Statuses and TimeUnit read an outbox table Herald did not
+	// make through its own column names, status values and time unit
+	// (store.Mapping, docs/adopt.md). Unset: the table is Herald's own.
+	Columns  store.Columns  `yaml:"columns,omitempty"`
+	Statuses store.Statuses `yaml:"statuses,omitempty"`
+	TimeUnit store.TimeUnit `yaml:"time_unit,omitempty"`
+	// Body builds a mapped table's message bodies field by field
+	// (store.Mapping.Body); unset, the payload column is the body.
+	Body []store.BodyField `yaml:"body,omitempty"`
 }
 
 // WithDefaults returns l with every unset setting at its default.
@@ -191,7 +200,14 @@ func (l Lane) WithDefaults() Lane {
 		l.Retention.BatchSize = 1000
 	}
 	l.Retry = l.Retry.WithDefaults()
+	l.Statuses = l.Mapping().Statuses // a mapped table's retry status
 	return l
+}
+
+// Mapping is how the lane reads its table when it is not Herald's own;
+// zero when it is.
+func (l Lane) Mapping() store.Mapping {
+	return store.Mapping{Columns: l.Columns, Statuses: l.Statuses, TimeUnit: l.TimeUnit, Body: l.Body}.WithDefaults()
 }
 
 // Scope is the rows the lane relays: its table, tenant and type filters.

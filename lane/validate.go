@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
 )
 
 // MaxBatchSize bounds Lane.BatchSize: a claim's rows are held in memory and
@@ -53,7 +54,47 @@ func (l Lane) Validate() error {
 	if len(l.Tenant) > maxTenant {
 		add("tenant", fmt.Errorf("is longer than %d bytes", maxTenant))
 	}
+	if m := l.Mapping(); !m.IsZero() {
+		errs = append(errs, l.validateMapped(m)...)
+	}
 	return errors.Join(errs...)
+}
+
+// validateMapped checks a lane on a mapped table: the mapping itself, and
+// the lane settings a mapped table cannot serve yet (docs/adopt.md).
+func (l Lane) validateMapped(m store.Mapping) []error {
+	var errs []error
+	if err := m.Validate(); err != nil {
+		errs = append(errs, unjoin(err)...)
+	}
+	refuse := func(key, why string) { errs = append(errs, fmt.Errorf("%s: %s", key, why)) }
+	if l.Ordering == OrderingKey {
+		refuse("ordering", "key is not supported on a mapped table (columns) yet")
+	}
+	if l.Source == SourceLog {
+		refuse("source", "log is not supported on a mapped table (columns) yet")
+	}
+	if l.FairTenants {
+		refuse("fair_tenants", "is not supported on a mapped table (columns) yet")
+	}
+	if l.Retention.Enabled() {
+		refuse("retention", "is not supported on a mapped table (columns) yet: its own cleanup keeps running")
+	}
+	if l.Tenant != "" && m.Columns.Tenant == "" {
+		refuse("tenant", "needs columns.tenant on a mapped table")
+	}
+	if l.DiscardAfter > 0 && m.Columns.CreatedAt == "" {
+		refuse("discard_after", "needs columns.created_at on a mapped table")
+	}
+	return errs
+}
+
+// unjoin returns the errors errors.Join joined into err.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // oneOf refuses v unless it is one of allowed ("" standing for the default).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,26 +61,13 @@ func benchRelay(b *testing.B, p broker.Publisher, batch int, mod ...func(*Lane))
 		}
 		e.enqueue(evs...)
 	}
-	var delivered atomic.Int64
-	done := make(chan struct{})
 	l := e.lane(func(l *Lane) {
 		l.Publisher, l.BatchSize, l.PublishTimeout = p, batch, 5*time.Second
 	})
 	for _, m := range mod {
 		m(&l)
 	}
-	b.ResetTimer()
-	start := time.Now()
-	r := e.startWith(Config{Lanes: []Lane{l}, Observer: ObserverFunc(func(s BatchStats) {
-		if delivered.Add(int64(s.Delivered)) == int64(b.N) {
-			close(done)
-		}
-	})})
-	<-done
-	elapsed := time.Since(start)
-	b.StopTimer()
-	r.stop()
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
+	drain(b, e, l)
 }
 
 // newBenchEnv is newEnv for benchmarks.

@@ -25,6 +25,8 @@ func (w *worker) check(rec store.Record) error {
 		return badRow("row has an empty event_type")
 	case rec.HeadersErr != nil:
 		return badRow(rec.HeadersErr.Error())
+	case rec.BodyErr != nil:
+		return badRow(rec.BodyErr.Error())
 	}
 	if field := w.lane.Destination.EmptyField(ev); field != "" {
 		// "orders..GiftSent", or no destination at all: a broker would

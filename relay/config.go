@@ -79,12 +79,21 @@ func (c Config) validate() error {
 		return errors.New("relay: no lanes configured")
 	}
 	seen := map[string]bool{}
+	mappings := map[string]string{} // by table: the first lane's mapping
 	for _, l := range c.Lanes {
 		if err := validateLane(l); err != nil {
 			return err
 		}
+		m := fmt.Sprint(l.Mapping())
+		if first, ok := mappings[l.Table]; ok && first != m {
+			return fmt.Errorf("relay: lane %q reads table %s through another mapping than an earlier lane: a store reads a table one way", l.Name, l.Table)
+		}
+		mappings[l.Table] = m
 		if _, ok := c.Store.(store.LogReader); l.Source == SourceLog && !ok {
 			return fmt.Errorf("relay: lane %q: source log needs a database whose log Herald reads (PostgreSQL; MySQL/MariaDB through store/mysql/binlog); this store has none", l.Name)
+		}
+		if err := store.MapTable(c.Store, l.Table, l.Mapping()); err != nil {
+			return fmt.Errorf("relay: lane %q: %w", l.Name, err)
 		}
 		if seen[l.Name] {
 			return fmt.Errorf("relay: lane %q is configured twice", l.Name)

@@ -109,6 +109,11 @@ type Record struct {
 	// store reports it here instead of failing the read, so one careless
 	// row cannot stall a lane; the relay kills such a row unpublished.
 	HeadersErr error
+	// BodyErr says why a mapped table's row cannot make the message body
+	// its lane's body template asks for (a payload embedded as JSON that
+	// is not JSON); the relay kills such a row unpublished, as it does one
+	// with bad headers.
+	BodyErr error
 }
 
 // Receipt is the broker's answer for a delivered event, kept on its row.

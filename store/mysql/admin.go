@@ -73,6 +73,9 @@ func (s *Store) exec(ctx context.Context, q string, args ...any) (int64, error) 
 
 // Stats counts the scope's rows by state in one plain read.
 func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, error) {
+	if t := s.mappedTable(sc.Table); t != nil {
+		return t.Stats(ctx, sc)
+	}
 	var st store.LaneStats
 	table, err := quote(sc.Table)
 	if err != nil {
@@ -94,6 +97,9 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 // Unselected counts the unfinished rows of within that none of lanes
 // selects, in one plain read.
 func (s *Store) Unselected(ctx context.Context, within store.Scope, lanes []store.Scope) (int64, error) {
+	if t := s.mappedTable(within.Table); t != nil {
+		return t.Unselected(ctx, within, lanes)
+	}
 	table, err := quote(within.Table)
 	if err != nil {
 		return 0, err
@@ -117,11 +123,17 @@ const DefaultListLimit = 100
 // List returns up to p.Limit rows of p.Status with ids above p.AfterID, in
 // id order.
 func (s *Store) List(ctx context.Context, p store.ListParams) ([]store.Record, error) {
+	if err := s.mappedTables().Refuse(p.Table, "list"); err != nil {
+		return nil, err
+	}
 	return s.reader().List(ctx, p, DefaultListLimit)
 }
 
 // Get returns the row of eventID, or store.ErrNotFound.
 func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, error) {
+	if err := s.mappedTables().Refuse(table, "get"); err != nil {
+		return store.Record{}, err
+	}
 	return s.reader().Get(ctx, table, eventID)
 }
 
@@ -133,12 +145,18 @@ func (s *Store) reader() sqlscan.Reader {
 // reset. last_error is kept, so an operator still sees why the event died
 // until it fails again or is delivered.
 func (s *Store) Replay(ctx context.Context, sc store.Scope, eventIDs []string) (int64, error) {
+	if err := s.mappedTables().Refuse(sc.Table, "replay"); err != nil {
+		return 0, err
+	}
 	return s.onDead(ctx, "replay", sc, eventIDs,
 		"UPDATE {{T}} SET status = 'pending', attempts = 0, available_at = UTC_TIMESTAMP(6)")
 }
 
 // Purge deletes dead rows.
 func (s *Store) Purge(ctx context.Context, sc store.Scope, eventIDs []string) (int64, error) {
+	if err := s.mappedTables().Refuse(sc.Table, "purge"); err != nil {
+		return 0, err
+	}
 	return s.onDead(ctx, "purge", sc, eventIDs, "DELETE FROM {{T}}")
 }
 

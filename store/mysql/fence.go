@@ -19,6 +19,9 @@ import (
 // default's size, so that the row is rewritten in place (see
 // migrations/outbox_0003_fixed_marks.sql).
 func (s *Store) Complete(ctx context.Context, f store.Fence, ds []store.Delivery) ([]int64, error) {
+	if t := s.mappedTable(f.Table); t != nil {
+		return t.Complete(ctx, f, ds)
+	}
 	ids := make([]int64, len(ds))
 	receipts := make([]any, len(ds))
 	for i, d := range ds {
@@ -53,6 +56,9 @@ func padTo(s string, width int) string {
 
 // Retry puts rows back to pending, due after each one's backoff.
 func (s *Store) Retry(ctx context.Context, f store.Fence, fs []store.Failure) ([]int64, error) {
+	if t := s.mappedTable(f.Table); t != nil {
+		return t.Retry(ctx, f, fs)
+	}
 	ids, errs, backoffs := failures(fs)
 	errSet, errArgs := perRow("last_error", ids, errs)
 	waitExpr, waitArgs := perRowExpr(ids, backoffs)
@@ -63,6 +69,9 @@ func (s *Store) Retry(ctx context.Context, f store.Fence, fs []store.Failure) ([
 
 // Kill moves rows to dead, keeping the error; available_at records when.
 func (s *Store) Kill(ctx context.Context, f store.Fence, fs []store.Failure) ([]int64, error) {
+	if t := s.mappedTable(f.Table); t != nil {
+		return t.Kill(ctx, f, fs)
+	}
 	ids, errs, _ := failures(fs)
 	set, args := perRow("last_error", ids, errs)
 	return s.fenced(ctx, "kill", f, ids, store.StatusDead, "status = 'dead', available_at = UTC_TIMESTAMP(6), "+set, args)
@@ -70,12 +79,18 @@ func (s *Store) Kill(ctx context.Context, f store.Fence, fs []store.Failure) ([]
 
 // Release puts rows back to pending at once, undoing the claim's attempt.
 func (s *Store) Release(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {
+	if t := s.mappedTable(f.Table); t != nil {
+		return t.Release(ctx, f, ids)
+	}
 	return s.fenced(ctx, "release", f, ids, store.StatusPending,
 		"status = 'pending', available_at = UTC_TIMESTAMP(6), attempts = GREATEST(attempts - 1, 0)", nil)
 }
 
 // Discard deletes stale rows instead of publishing them.
 func (s *Store) Discard(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {
+	if t := s.mappedTable(f.Table); t != nil {
+		return t.Discard(ctx, f, ids)
+	}
 	return s.fenced(ctx, "discard", f, ids, "", "", nil)
 }
 

@@ -24,6 +24,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/mapsql"
 	"github.com/heraldhq/herald/store/internal/projsql"
 	"github.com/heraldhq/herald/store/internal/sqlmaint"
 	"github.com/heraldhq/herald/store/internal/sqltx"
@@ -63,6 +64,7 @@ type Store struct {
 	nextExpired map[string]time.Time   // by scope: when to look for expired leases next
 	cursors     map[string]claimCursor // by scope: where the next claim may start (cursor.go)
 	peeks       map[string]*sql.Stmt   // prepared peeks by query (one per lane scope)
+	mapped      *mapsql.Tables         // tables read through a store.Mapping (MapTable)
 }
 
 // The shared parts a Store embeds, by unexported names so that they are

@@ -14,6 +14,9 @@ import (
 // read off the claim index, in autocommit, which relays run between claims
 // (store.Peeker) because an empty claim costs a locking transaction.
 func (s *Store) Ready(ctx context.Context, sc store.Scope) (bool, error) {
+	if t := s.mappedTable(sc.Table); t != nil {
+		return t.Ready(ctx, sc)
+	}
 	table, err := quote(sc.Table)
 	if err != nil {
 		return false, err

@@ -49,7 +49,8 @@ func neededIndexes(use store.TableUse) []useIndex {
 
 // MigrateFor implements store.UseIndexer: Migrate, whose version 5 then
 // keeps the indexes use needs, and those indexes added (online) to a table
-// that lacks them.
+// that lacks them. On a mapped table (MapTable) it migrates only Herald's
+// own tables and checks the mapped one against its mapping.
 func (s *Store) MigrateFor(ctx context.Context, table string, use store.TableUse) error {
 	quoted, err := quote(table)
 	if err != nil {
@@ -58,8 +59,9 @@ func (s *Store) MigrateFor(ctx context.Context, table string, use store.TableUse
 	if err := CheckVersion(ctx, s.db); err != nil {
 		return err
 	}
-	return s.underMigrateLock(ctx, func(conn *sql.Conn) error {
-		if err := apply(ctx, conn, "herald", locksTable); err != nil {
+	mapped := s.mappedTable(table)
+	err = s.underMigrateLock(ctx, func(conn *sql.Conn) error {
+		if err := apply(ctx, conn, "herald", locksTable); err != nil || mapped != nil {
 			return err
 		}
 		if err := forgetDropped(ctx, conn, table); err != nil {
@@ -70,10 +72,17 @@ func (s *Store) MigrateFor(ctx context.Context, table string, use store.TableUse
 		}
 		return addIndexes(ctx, conn, table, quoted, use)
 	})
+	if err != nil || mapped == nil {
+		return err
+	}
+	return mapped.Check(ctx) // Herald never changes a mapped table
 }
 
 // MissingIndexes implements store.UseIndexer.
 func (s *Store) MissingIndexes(ctx context.Context, table string, use store.TableUse) ([]string, error) {
+	if s.mappedTable(table) != nil {
+		return nil, nil // docs/adopt.md names the indexes a mapped table needs
+	}
 	if _, err := quote(table); err != nil {
 		return nil, err
 	}

@@ -31,6 +31,9 @@ var ErrBadClaim = errors.New("postgres store: bad claim parameters")
 // "status = ? AND available_at <= now() ORDER BY available_at, id", which
 // the (status, available_at, id) index serves without a sort.
 func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
+	if t := s.mapped.Get(p.Table); t != nil {
+		return t.Claim(ctx, p)
+	}
 	table, err := quote(p.Table)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,9 @@ const fenceWhere = " AND t.lease_token = ? AND t.status = 'in_flight' RETURNING 
 // available_at both get now(): available_at then orders finished rows for
 // retention on the done index.
 func (s *Store) Complete(ctx context.Context, f store.Fence, ds []store.Delivery) ([]int64, error) {
+	if t := s.mapped.Get(f.Table); t != nil {
+		return t.Complete(ctx, f, ds)
+	}
 	ids := make([]int64, len(ds))
 	receipts := make([]string, len(ds))
 	for i, d := range ds {
@@ -30,6 +33,9 @@ FROM unnest(?::bigint[], ?::text[]) AS v(id, receipt) WHERE t.id = v.id`, ids, r
 
 // Retry puts rows back to pending, due after each one's backoff.
 func (s *Store) Retry(ctx context.Context, f store.Fence, fs []store.Failure) ([]int64, error) {
+	if t := s.mapped.Get(f.Table); t != nil {
+		return t.Retry(ctx, f, fs)
+	}
 	ids, errs, waits := failures(fs)
 	return s.fenced(ctx, "retry", f, ids, `UPDATE {{T}} t SET status = 'pending',
   available_at = now() + v.wait * interval '1 microsecond', last_error = v.error
@@ -38,6 +44,9 @@ FROM unnest(?::bigint[], ?::text[], ?::bigint[]) AS v(id, error, wait) WHERE t.i
 
 // Kill moves rows to dead, keeping the error; available_at records when.
 func (s *Store) Kill(ctx context.Context, f store.Fence, fs []store.Failure) ([]int64, error) {
+	if t := s.mapped.Get(f.Table); t != nil {
+		return t.Kill(ctx, f, fs)
+	}
 	ids, errs, _ := failures(fs)
 	return s.fenced(ctx, "kill", f, ids, `UPDATE {{T}} t SET status = 'dead', available_at = now(), last_error = v.error
 FROM unnest(?::bigint[], ?::text[]) AS v(id, error) WHERE t.id = v.id`, ids, errs)
@@ -45,12 +54,18 @@ FROM unnest(?::bigint[], ?::text[]) AS v(id, error) WHERE t.id = v.id`, ids, err
 
 // Release puts rows back to pending at once, undoing the claim's attempt.
 func (s *Store) Release(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {
+	if t := s.mapped.Get(f.Table); t != nil {
+		return t.Release(ctx, f, ids)
+	}
 	return s.fenced(ctx, "release", f, ids, `UPDATE {{T}} t SET status = 'pending', available_at = now(),
   attempts = GREATEST(t.attempts - 1, 0) WHERE t.id = ANY(?)`, ids)
 }
 
 // Discard deletes stale rows instead of publishing them.
 func (s *Store) Discard(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {
+	if t := s.mapped.Get(f.Table); t != nil {
+		return t.Discard(ctx, f, ids)
+	}
 	return s.fenced(ctx, "discard", f, ids, `DELETE FROM {{T}} t WHERE t.id = ANY(?)`, ids)
 }
 

@@ -24,7 +24,9 @@ const migrateLockKey = 0x68657261_6c64
 // Migrate creates or upgrades table and Herald's own tables to the latest
 // version, in one transaction that holds an advisory lock: concurrent
 // callers wait, and the later ones find the work done. Each version is
-// recorded in herald_migrations keyed by (table_name, version).
+// recorded in herald_migrations keyed by (table_name, version). On a
+// mapped table (MapTable) it migrates only Herald's own tables and checks
+// the mapped one against its mapping.
 func (s *Store) Migrate(ctx context.Context, table string) error {
 	if _, err := quote(table); err != nil {
 		return err
@@ -32,8 +34,9 @@ func (s *Store) Migrate(ctx context.Context, table string) error {
 	if err := CheckVersion(ctx, s.db); err != nil {
 		return err
 	}
-	return s.underMigrateLock(ctx, table, func(tx *sql.Tx) error {
-		if err := apply(ctx, tx, "herald", locksTable); err != nil {
+	mapped := s.mapped.Get(table)
+	err := s.underMigrateLock(ctx, table, func(tx *sql.Tx) error {
+		if err := apply(ctx, tx, "herald", locksTable); err != nil || mapped != nil {
 			return err
 		}
 		if err := forgetDropped(ctx, tx, table); err != nil {
@@ -41,6 +44,10 @@ func (s *Store) Migrate(ctx context.Context, table string) error {
 		}
 		return apply(ctx, tx, "outbox", table)
 	})
+	if err != nil || mapped == nil {
+		return err
+	}
+	return mapped.Check(ctx) // Herald never changes a mapped table
 }
 
 // forgetDropped deletes the migration records of table when the table

@@ -19,6 +19,9 @@ var _ store.Peeker = (*Store)(nil)
 // commit serializes the committing transactions of the whole server
 // (docs/sql.md), so the plain INSERT does not send one.
 func (s *Store) Ready(ctx context.Context, sc store.Scope) (bool, error) {
+	if t := s.mapped.Get(sc.Table); t != nil {
+		return t.Ready(ctx, sc)
+	}
 	table, err := quote(sc.Table)
 	if err != nil {
 		return false, err

@@ -26,6 +26,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/loglane"
+	"github.com/heraldhq/herald/store/internal/mapsql"
 	"github.com/heraldhq/herald/store/internal/projsql"
 	"github.com/heraldhq/herald/store/internal/sqlmaint"
 	"github.com/heraldhq/herald/store/internal/sqltx"
@@ -63,6 +64,8 @@ type Store struct {
 	dsn string
 	// stats keeps projection tables' planner statistics fresh.
 	stats *statsFreshener
+	// mapped are the tables read through a store.Mapping (MapTable).
+	mapped *mapsql.Tables
 }
 
 // The shared parts a Store embeds, by unexported names so that they are
@@ -121,6 +124,7 @@ func New(db *sql.DB) *Store {
 	s.projections = projsql.New(s.projectionDialect())
 	s.maintenance = sqlmaint.New(s.maintenanceDialect())
 	s.logs = s.logDialect()
+	s.mapped = s.newMapped()
 	return s
 }
 

@@ -27,6 +27,9 @@ var outboxColumns = []string{"id", "event_id", "tenant", "topic", "event_type", 
 
 // CheckTable implements store.TableChecker.
 func (s *Store) CheckTable(ctx context.Context, table string) error {
+	if t := s.mapped.Get(table); t != nil {
+		return t.Check(ctx)
+	}
 	own, err := sqlmigrate.LoadMigrations(migrationFiles, "herald")
 	if err != nil {
 		return fmt.Errorf("postgres store: %w", err)

@@ -76,6 +76,9 @@ func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, err
 
 // Stats counts the scope's rows by state in one plain read.
 func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, error) {
+	if t := s.mapped.Get(sc.Table); t != nil {
+		return t.Stats(ctx, sc)
+	}
 	var st store.LaneStats
 	qt, err := quote(sc.Table)
 	if err != nil {
@@ -105,6 +108,9 @@ func (s *Store) Stats(ctx context.Context, sc store.Scope) (store.LaneStats, err
 // Unselected counts the unfinished rows of within that none of lanes
 // selects, in one plain read.
 func (s *Store) Unselected(ctx context.Context, within store.Scope, lanes []store.Scope) (int64, error) {
+	if t := s.mapped.Get(within.Table); t != nil {
+		return t.Unselected(ctx, within, lanes)
+	}
 	qt, err := quote(within.Table)
 	if err != nil {
 		return 0, err
@@ -125,6 +131,9 @@ const DefaultListLimit = 100
 // List returns up to p.Limit rows of p.Status with ids above p.AfterID,
 // in id order.
 func (s *Store) List(ctx context.Context, p store.ListParams) ([]store.Record, error) {
+	if err := s.mapped.Refuse(p.Table, "list"); err != nil {
+		return nil, err
+	}
 	qt, err := quote(p.Table)
 	if err != nil {
 		return nil, err
@@ -142,6 +151,9 @@ WHERE o.status = ? AND o.id > ?`+filter+` ORDER BY o.id LIMIT ?`, args...)
 
 // Get returns the row of eventID, or store.ErrNotFound.
 func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, error) {
+	if err := s.mapped.Refuse(table, "get"); err != nil {
+		return store.Record{}, err
+	}
 	qt, err := quote(table)
 	if err != nil {
 		return store.Record{}, err
@@ -157,12 +169,18 @@ func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, e
 // reset. last_error is kept, so an operator still sees why the event died
 // until it fails again or is delivered.
 func (s *Store) Replay(ctx context.Context, sc store.Scope, eventIDs []string) (int64, error) {
+	if err := s.mapped.Refuse(sc.Table, "replay"); err != nil {
+		return 0, err
+	}
 	return s.onDead(ctx, "replay", sc, eventIDs, `UPDATE {{T}} AS o SET status = 'pending', attempts = 0,
 	available_at = `+now+`, updated_at = `+now)
 }
 
 // Purge deletes dead rows.
 func (s *Store) Purge(ctx context.Context, sc store.Scope, eventIDs []string) (int64, error) {
+	if err := s.mapped.Refuse(sc.Table, "purge"); err != nil {
+		return 0, err
+	}
 	return s.onDead(ctx, "purge", sc, eventIDs, `DELETE FROM {{T}} AS o`)
 }
 

@@ -57,6 +57,9 @@ func placeholders(n int) string {
 // with ParkOnDead); a ready earlier row outside the lane's type filters does
 // not, so lanes that split one table by type keep order only within a lane.
 func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
+	if t := s.mapped.Get(p.Table); t != nil {
+		return t.Claim(ctx, p)
+	}
 	qt, err := quote(p.Table)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,9 @@ const fenced = ` AND o.lease_token = ? AND o.status = 'in_flight'`
 
 // Complete marks rows delivered, keeping each receipt.
 func (s *Store) Complete(ctx context.Context, f store.Fence, ds []store.Delivery) ([]int64, error) {
+	if t := s.mapped.Get(f.Table); t != nil {
+		return t.Complete(ctx, f, ds)
+	}
 	if len(ds) == 0 {
 		return nil, nil
 	}
@@ -36,6 +39,9 @@ FROM json_each(?) AS j WHERE o.id = j.value ->> 0`+fenced+` RETURNING id`)
 
 // Retry puts rows back to pending, claimable again after each RetryIn.
 func (s *Store) Retry(ctx context.Context, f store.Fence, fs []store.Failure) ([]int64, error) {
+	if t := s.mapped.Get(f.Table); t != nil {
+		return t.Retry(ctx, f, fs)
+	}
 	ids, items := failures(fs)
 	return s.mark(ctx, "retry", f, ids, items, `UPDATE {{T}} AS o SET status = 'pending',
 	available_at = `+now+` + (j.value ->> 2), updated_at = `+now+`, last_error = j.value ->> 1
@@ -44,6 +50,9 @@ FROM json_each(?) AS j WHERE o.id = j.value ->> 0`+fenced+` RETURNING id`)
 
 // Kill moves rows to dead, keeping the (trimmed) error for an operator.
 func (s *Store) Kill(ctx context.Context, f store.Fence, fs []store.Failure) ([]int64, error) {
+	if t := s.mapped.Get(f.Table); t != nil {
+		return t.Kill(ctx, f, fs)
+	}
 	ids, items := failures(fs)
 	return s.mark(ctx, "kill", f, ids, items, `UPDATE {{T}} AS o SET status = 'dead',
 	updated_at = `+now+`, last_error = j.value ->> 1
@@ -52,6 +61,9 @@ FROM json_each(?) AS j WHERE o.id = j.value ->> 0`+fenced+` RETURNING id`)
 
 // Release puts rows back to pending at once and takes back the claim's attempt.
 func (s *Store) Release(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {
+	if t := s.mapped.Get(f.Table); t != nil {
+		return t.Release(ctx, f, ids)
+	}
 	return s.mark(ctx, "release", f, ids, ids, `UPDATE {{T}} AS o SET status = 'pending',
 	attempts = MAX(attempts - 1, 0), available_at = `+now+`, updated_at = `+now+`
 WHERE o.id IN (SELECT value FROM json_each(?))`+fenced+` RETURNING id`)
@@ -59,6 +71,9 @@ WHERE o.id IN (SELECT value FROM json_each(?))`+fenced+` RETURNING id`)
 
 // Discard deletes stale rows instead of publishing them.
 func (s *Store) Discard(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {
+	if t := s.mapped.Get(f.Table); t != nil {
+		return t.Discard(ctx, f, ids)
+	}
 	return s.mark(ctx, "discard", f, ids, ids, `DELETE FROM {{T}} AS o
 WHERE o.id IN (SELECT value FROM json_each(?))`+fenced+` RETURNING id`)
 }

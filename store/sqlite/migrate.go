@@ -136,12 +136,17 @@ const lockTable = "herald_locks"
 // It runs in one BEGIN IMMEDIATE transaction, so concurrent callers (other
 // processes included) queue on SQLite's write lock and the later ones find
 // the work done.
+//
+// On a mapped table (MapTable) it creates only Herald's own tables, and
+// checks the mapped one against its mapping (CheckTable): Herald never
+// creates or changes a table it did not make.
 func (s *Store) Migrate(ctx context.Context, table string) error {
 	qt, err := quote(table)
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func() error {
+	mapped := s.mapped.Get(table)
+	err = s.write(ctx, func() error {
 		conn, err := s.db.Conn(ctx)
 		if err != nil {
 			return fmt.Errorf("sqlite: migrate %s: %w", table, err)
@@ -152,7 +157,7 @@ func (s *Store) Migrate(ctx context.Context, table string) error {
 		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 			return fmt.Errorf("sqlite: migrate %s: %w", table, err)
 		}
-		if err := migrateLocked(ctx, conn, table, qt); err != nil {
+		if err := migrateLocked(ctx, conn, table, qt, mapped == nil); err != nil {
 			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 			return fmt.Errorf("sqlite: migrate %s: %w", table, err)
 		}
@@ -162,9 +167,15 @@ func (s *Store) Migrate(ctx context.Context, table string) error {
 		}
 		return nil
 	})
+	if err != nil || mapped == nil {
+		return err
+	}
+	return mapped.Check(ctx)
 }
 
-func migrateLocked(ctx context.Context, conn *sql.Conn, table, qt string) error {
+// migrateLocked migrates Herald's own tables, and table too when outbox
+// is set.
+func migrateLocked(ctx context.Context, conn *sql.Conn, table, qt string, outbox bool) error {
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS herald_migrations (
 	table_name TEXT    NOT NULL,
 	version    INTEGER NOT NULL,
@@ -173,7 +184,7 @@ func migrateLocked(ctx context.Context, conn *sql.Conn, table, qt string) error 
 )`); err != nil {
 		return err
 	}
-	if err := apply(ctx, conn, lockTable, `"`+lockTable+`"`, lockMigrations); err != nil {
+	if err := apply(ctx, conn, lockTable, `"`+lockTable+`"`, lockMigrations); err != nil || !outbox {
 		return err
 	}
 	// A table dropped by hand is made again, not found up to date.

@@ -13,6 +13,9 @@ import (
 // which under WAL never waits for a writer. Relays run it between claims
 // (store.Peeker) because a claim must take the database's write lock.
 func (s *Store) Ready(ctx context.Context, sc store.Scope) (bool, error) {
+	if t := s.mapped.Get(sc.Table); t != nil {
+		return t.Ready(ctx, sc)
+	}
 	qt, err := quote(sc.Table)
 	if err != nil {
 		return false, err

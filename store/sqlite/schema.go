@@ -33,6 +33,9 @@ var outboxColumns = []string{"id", "event_id", "tenant", "topic", "event_type", 
 
 // CheckTable implements store.TableChecker.
 func (s *Store) CheckTable(ctx context.Context, table string) error {
+	if t := s.mapped.Get(table); t != nil {
+		return t.Check(ctx)
+	}
 	return sqlmigrate.CheckTable(ctx, s.db, table, sqlmigrate.TableSchema{Name: "sqlite",
 		Columns: `SELECT name FROM pragma_table_info(?)`, Want: outboxColumns, Version: s.SchemaVersion,
 		Own: lockTable, OwnLatest: lockMigrations[len(lockMigrations)-1].version})

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store/internal/mapsql"
 	"github.com/heraldhq/herald/store/internal/projsql"
 	"github.com/heraldhq/herald/store/internal/sqlmaint"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -80,6 +81,8 @@ type Store struct {
 	hot         *sql.DB
 	hotStmts    stmtCache
 	busyTimeout time.Duration
+	// mapped are the tables read through a store.Mapping (MapTable).
+	mapped *mapsql.Tables
 }
 
 // The shared parts a Store embeds, by unexported names so that they are
@@ -126,6 +129,7 @@ func New(db *sql.DB) *Store {
 	s := &Store{db: db, writer: make(chan struct{}, 1)}
 	s.projections = projsql.New(s.projectionDialect())
 	s.maintenance = sqlmaint.New(s.maintenanceDialect())
+	s.mapped = s.newMapped(db)
 	return s
 }
 

@@ -37,29 +37,32 @@ func Micros(d time.Duration) int64 { return d.Microseconds() }
 // and type filters of s, and their arguments. Column names are unqualified
 // unless alias is set.
 func ScopeWhere(s store.Scope, alias string) (string, []any) {
-	var b strings.Builder
-	var args []any
 	col := func(name string) string {
 		if alias == "" {
 			return name
 		}
 		return alias + "." + name
 	}
+	return ScopeWhereColumns(s, col("tenant"), col("event_type"))
+}
+
+// ScopeWhereColumns is ScopeWhere on the given (quoted or qualified)
+// tenant and event type columns: a mapped table's own (package mapsql).
+// tenant may be empty when s has no tenant.
+func ScopeWhereColumns(s store.Scope, tenant, eventType string) (string, []any) {
+	var b strings.Builder
+	var args []any
 	if s.Tenant != "" {
-		b.WriteString(" AND " + col("tenant") + " = ?")
+		b.WriteString(" AND " + tenant + " = ?")
 		args = append(args, s.Tenant)
 	}
 	if len(s.IncludeTypes) > 0 {
-		b.WriteString(" AND " + col("event_type") + " IN (" + Marks(len(s.IncludeTypes)) + ")")
-		for _, t := range s.IncludeTypes {
-			args = append(args, t)
-		}
+		b.WriteString(" AND " + eventType + " IN (" + Marks(len(s.IncludeTypes)) + ")")
+		args = append(args, StringArgs(s.IncludeTypes)...)
 	}
 	if len(s.ExcludeTypes) > 0 {
-		b.WriteString(" AND " + col("event_type") + " NOT IN (" + Marks(len(s.ExcludeTypes)) + ")")
-		for _, t := range s.ExcludeTypes {
-			args = append(args, t)
-		}
+		b.WriteString(" AND " + eventType + " NOT IN (" + Marks(len(s.ExcludeTypes)) + ")")
+		args = append(args, StringArgs(s.ExcludeTypes)...)
 	}
 	return b.String(), args
 }

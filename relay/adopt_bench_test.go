@@ -1,0 +1,88 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/testenv"
+)
+
+// BenchmarkAdoptDrain drains b.N events of 1 KiB from a mapped
+// wallet_outbox-shaped table and from a table of Herald's own, side by
+// side on each database, to a publisher that does nothing (the store's
+// own limit: claim and marks), batch 100, two workers.
+func BenchmarkAdoptDrain(b *testing.B) {
+	for _, db := range adoptDBs {
+		b.Run(db.name+"/herald", func(b *testing.B) { benchOwnTable(b, db) })
+		b.Run(db.name+"/mapped", func(b *testing.B) { benchMappedTable(b, db) })
+	}
+}
+
+var benchPayload = `{"pad":"` + strings.Repeat("a", 1012) + `"}`
+
+func benchOwnTable(b *testing.B, db adoptDB) {
+	s := db.open(b)
+	defer s.Close()
+	ctx := context.Background()
+	table := testenv.Name("bench_own")
+	if err := s.Migrate(ctx, table); err != nil {
+		b.Fatal(err)
+	}
+	defer s.Drop(ctx, table)
+	ob, err := herald.NewOutbox(herald.OutboxConfig{Table: table, Dialect: s.Dialect()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := &env{t: b, store: s, ob: ob, table: table}
+	for start := 0; start < b.N; start += 500 {
+		evs := make([]herald.Event, 0, 500)
+		for i := start; i < min(b.N, start+500); i++ {
+			evs = append(evs, herald.Event{Topic: "t", Type: "Bench", Payload: []byte(benchPayload)})
+		}
+		e.enqueue(evs...)
+	}
+	drain(b, e, e.lane(func(l *Lane) { l.Publisher, l.Concurrency, l.BatchSize = nopPublisher{}, 2, 100 }))
+}
+
+func benchMappedTable(b *testing.B, db adoptDB) {
+	w := newWallet(b, db)
+	for start := 0; start < b.N; start += 500 {
+		var vals []string
+		var args []any
+		for i := start; i < min(b.N, start+500); i++ {
+			vals = append(vals, "('voice', ?, 'Bench', 'tx', 'cmd', 1, 'GOLD', 0, 0, ?, "+db.nowMs+", "+db.nowMs+")")
+			args = append(args, fmt.Sprintf("b-%08d", i), benchPayload)
+		}
+		if _, err := w.store.DB().Exec(w.q(`INSERT INTO {{T}} (app_code, event_id, event_type, transaction_id, command_id,
+  user_id, asset_type, available_delta, frozen_delta, payload_json, created_at_ms, next_retry_at_ms) VALUES `+
+			strings.Join(vals, ", ")), args...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	l := w.lane(nopPublisher{})
+	l.Concurrency, l.BatchSize, l.PollInterval = 2, 100, 20*time.Millisecond
+	drain(b, &env{t: b, store: w.store, table: w.table}, l)
+}
+
+// drain relays lane until b.N events are delivered and reports events/s.
+func drain(b *testing.B, e *env, l Lane) {
+	var delivered atomic.Int64
+	done := make(chan struct{})
+	b.ResetTimer()
+	start := time.Now()
+	r := e.startWith(Config{Lanes: []Lane{l}, Observer: ObserverFunc(func(s BatchStats) {
+		if delivered.Add(int64(s.Delivered)) == int64(b.N) {
+			close(done)
+		}
+	})})
+	<-done
+	elapsed := time.Since(start)
+	b.StopTimer()
+	r.stop()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
+}

@@ -1,0 +1,165 @@
+package mapsql
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+)
+
+// Check returns nil when the table has every mapped column, each of a
+// type that fits its use; a *store.MappingError saying what does not
+// otherwise; any other error when the database did not answer.
+func (t *Table) Check(ctx context.Context) error {
+	cols, err := t.ts.d.Columns(ctx, t.ts.db, t.name)
+	if err != nil {
+		return fmt.Errorf("%s: check table %s: %w", t.ts.d.Name, t.name, err)
+	}
+	if len(cols) == 0 {
+		return &store.MappingError{Table: t.name, NoTable: true}
+	}
+	e := &store.MappingError{Table: t.name}
+	for _, name := range append(t.m.Columns.Names(), t.m.BodyColumns()...) {
+		if _, ok := cols[strings.ToLower(name)]; !ok {
+			e.Missing = append(e.Missing, name)
+		}
+	}
+	fits, unit := t.ts.d.IsInteger, "epoch_ms"
+	if t.m.TimeUnit == store.TimeDatetime {
+		fits, unit = t.ts.d.IsDatetime, "datetime"
+	}
+	for _, name := range t.m.Columns.TimeColumns() {
+		if typ, ok := cols[strings.ToLower(name)]; ok && !fits(typ) {
+			e.Misfits = append(e.Misfits, fmt.Sprintf("column %s is %s, which time_unit %s does not fit", name, typ, unit))
+		}
+	}
+	for _, name := range []string{t.m.Columns.Fence, t.m.Columns.Attempts} {
+		if typ, ok := cols[strings.ToLower(name)]; ok && name != "" && !t.ts.d.IsInteger(typ) {
+			e.Misfits = append(e.Misfits, fmt.Sprintf("column %s is %s, not an integer", name, typ))
+		}
+	}
+	if len(e.Missing) == 0 && len(e.Misfits) == 0 {
+		return nil
+	}
+	slices.Sort(e.Missing)
+	e.Missing = slices.Compact(e.Missing)
+	return e
+}
+
+// due is the condition for claimable rows (pending and due, or in flight
+// past the lease) with its arguments.
+func (t *Table) due() (string, []any) {
+	pending, args := t.statusIn(t.m.Statuses.Pending)
+	q := "((" + pending + " AND " + t.c.NextAttempt + " <= " + t.now() + ") OR (" + t.c.Status + " = ? AND " +
+		t.c.LeaseUntil + " <= " + t.now() + "))"
+	return q, append(args, t.m.Statuses.InFlight)
+}
+
+// Ready says whether s has a claimable row (store.Peeker), without locks.
+func (t *Table) Ready(ctx context.Context, s store.Scope) (bool, error) {
+	due, args := t.due()
+	scope, scopeArgs := sqlbuild.ScopeWhereColumns(s, t.c.Tenant, t.c.Type)
+	rows, err := t.ts.db.QueryContext(ctx, t.rebind("SELECT 1 FROM "+t.quoted+" WHERE "+due+scope+" LIMIT 1"),
+		append(args, scopeArgs...)...)
+	if err != nil {
+		return false, fmt.Errorf("%s: peek %s: %w", t.ts.d.Name, t.name, err)
+	}
+	defer rows.Close()
+	found := rows.Next()
+	return found, rows.Err()
+}
+
+// Stats counts s's rows by state. Rows in the retry status (when it is not
+// the first pending one) count as retrying; values no state maps are not
+// counted.
+func (t *Table) Stats(ctx context.Context, s store.Scope) (store.LaneStats, error) {
+	var st store.LaneStats
+	scope, args := sqlbuild.ScopeWhereColumns(s, t.c.Tenant, t.c.Type)
+	pending, pargs := t.statusIn(t.m.Statuses.Pending)
+	q := "SELECT " + t.c.Status + ", COUNT(*), MAX(CASE WHEN " + pending + " AND " + t.c.NextAttempt + " <= " + t.now() +
+		" THEN " + t.ts.d.NowMs + " - " + t.millis(t.c.NextAttempt) + " END) FROM " + t.quoted + " WHERE 1 = 1" + scope +
+		" GROUP BY " + t.c.Status
+	rows, err := t.ts.db.QueryContext(ctx, t.rebind(q), append(pargs, args...)...)
+	if err != nil {
+		return st, fmt.Errorf("%s: stats %s: %w", t.ts.d.Name, t.name, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var status any
+		var n int64
+		var lagMs *int64
+		if err := rows.Scan(&status, &n, &lagMs); err != nil {
+			return st, err
+		}
+		if lagMs != nil {
+			st.OldestPendingAge = max(st.OldestPendingAge, time.Duration(*lagMs)*time.Millisecond)
+		}
+		t.count(&st, text(status), n)
+	}
+	return st, rows.Err()
+}
+
+func (t *Table) count(st *store.LaneStats, status string, n int64) {
+	ss := t.m.Statuses
+	switch {
+	case status == ss.InFlight:
+		st.InFlight += n
+	case status == ss.Delivered:
+		st.Delivered += n
+	case status == ss.Dead:
+		st.Dead += n
+	case status == ss.Retry && status != ss.Pending[0]:
+		st.Retrying += n
+	case slices.Contains(ss.Pending, status):
+		st.Pending += n
+	}
+}
+
+// ReadColumns runs q, which reads a table's column names and types given
+// the table's name, into a map (a Dialect's Columns).
+func ReadColumns(ctx context.Context, db Runner, q, table string) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, q, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := map[string]string{}
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			return nil, err
+		}
+		cols[strings.ToLower(name)] = strings.ToLower(typ)
+	}
+	return cols, rows.Err()
+}
+
+// Unselected counts the rows of within that are pending or in flight and
+// that none of lanes selects (store.Store.Unselected).
+func (t *Table) Unselected(ctx context.Context, within store.Scope, lanes []store.Scope) (int64, error) {
+	cond, args, err := sqlbuild.UnselectedWhereColumns(within, lanes, t.c.Tenant, t.c.Type)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", t.ts.d.Name, err)
+	}
+	active, aargs := t.statusIn(append(slices.Clone(t.m.Statuses.Pending), t.m.Statuses.InFlight))
+	var n int64
+	err = t.ts.db.QueryRowContext(ctx, t.rebind("SELECT COUNT(*) FROM "+t.quoted+" WHERE "+active+cond),
+		append(aargs, args...)...).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("%s: unselected rows of %s: %w", t.ts.d.Name, t.name, err)
+	}
+	return n, nil
+}
+
+// Refuse returns store.ErrNotOnMapped, naming op, when table is mapped;
+// nil when it is Herald's own.
+func (ts *Tables) Refuse(table, op string) error {
+	if ts.Get(table) == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %s %s: %w (docs/adopt.md)", ts.d.Name, op, table, store.ErrNotOnMapped)
+}

@@ -1,0 +1,198 @@
+// Package mapsql reads and writes mapped tables (store.Mapping): outbox
+// tables that Herald did not make, through their own column names, status
+// values and time unit. The three stores share its statements, each giving
+// its pieces as a Dialect; a store routes its operations on a mapped table
+// here (Tables.Get).
+//
+// A mapped table has no numeric id Herald can rely on, so rows are found
+// by their event id, and a claimed record's store.Record.ID is a handle
+// this package hands out and takes back at the mark (Handles). The
+// fencing token goes into the mapped fence column, or, without one, into
+// the lease owner column after the worker id ("node/lane-01#42"), so that
+// a mark finds a row only while the claim that took it still holds it.
+package mapsql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+)
+
+// Dialect is a database's pieces of the mapped statements.
+type Dialect struct {
+	// Name prefixes errors ("sqlite").
+	Name string
+	// Quote quotes a validated identifier.
+	Quote func(name string) string
+	// Rebind turns ? placeholders into the database's; nil keeps ?.
+	Rebind func(query string) string
+	// NowMs is the database clock in Unix milliseconds.
+	NowMs string
+	// NowTime is the database clock as a datetime; "" where time_unit
+	// datetime is not supported.
+	NowTime string
+	// PlusMs returns datetime t plus ? milliseconds.
+	PlusMs func(t string) string
+	// TimeMs returns datetime column col in Unix milliseconds.
+	TimeMs func(col string) string
+	// Lock ends a locking read (" FOR UPDATE SKIP LOCKED"; "" on SQLite,
+	// whose write transaction holds the whole database).
+	Lock string
+	// ForUpdate ends a mark's locking read, which waits for the rows
+	// (" FOR UPDATE"; "" on SQLite).
+	ForUpdate string
+	// Columns returns the table's columns and their types, lower case;
+	// none when the table does not exist.
+	Columns func(ctx context.Context, q Runner, table string) (map[string]string, error)
+	// IsInteger and IsDatetime say whether a column type holds integers
+	// (epoch_ms times, the fence) or datetimes.
+	IsInteger, IsDatetime func(typ string) bool
+}
+
+// Runner is a *sql.DB, *sql.Conn or *sql.Tx.
+type Runner interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// InTx runs fn in a write transaction (retrying what the database says
+// to retry).
+type InTx func(ctx context.Context, fn func(tx Runner) error) error
+
+// Tables holds a store's mapped tables. The zero value is not usable:
+// call NewTables.
+type Tables struct {
+	d    Dialect
+	db   Runner
+	inTx InTx
+
+	mu sync.RWMutex
+	m  map[string]*Table
+}
+
+// NewTables returns an empty set of mapped tables on db.
+func NewTables(d Dialect, db Runner, inTx InTx) *Tables {
+	return &Tables{d: d, db: db, inTx: inTx, m: map[string]*Table{}}
+}
+
+// Map makes table a mapped table (store.Mapper).
+func (ts *Tables) Map(table string, m store.Mapping) error {
+	if err := herald.ValidateIdentifier(table); err != nil {
+		return fmt.Errorf("%s: table: %w", ts.d.Name, err)
+	}
+	m = m.WithDefaults()
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("%s: table %s: %w", ts.d.Name, table, err)
+	}
+	if m.TimeUnit == store.TimeDatetime && ts.d.NowTime == "" {
+		return fmt.Errorf("%s: table %s: time_unit: datetime is not supported on this database; use epoch_ms", ts.d.Name, table)
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if old, ok := ts.m[table]; ok {
+		if !sameMapping(old.m, m) {
+			return fmt.Errorf("%s: table %s is mapped twice, differently", ts.d.Name, table)
+		}
+		return nil
+	}
+	ts.m[table] = newTable(ts, table, m)
+	return nil
+}
+
+func sameMapping(a, b store.Mapping) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+// Get returns the mapped table named table, or nil when it is not mapped.
+// A nil *Tables has none.
+func (ts *Tables) Get(table string) *Table {
+	if ts == nil {
+		return nil
+	}
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	return ts.m[table]
+}
+
+// Table is one mapped table and the statements' pieces for it.
+type Table struct {
+	ts      *Tables
+	name    string
+	quoted  string
+	m       store.Mapping
+	c       quotedColumns
+	handles handles
+	claims  atomic.Uint64 // claims made, for claimOrder
+	// nextExpired is when a claim looks for expired leases next (Unix ns).
+	nextExpired atomic.Int64
+}
+
+// quotedColumns are the mapped columns, quoted; "" for those not mapped.
+type quotedColumns store.Columns
+
+func newTable(ts *Tables, name string, m store.Mapping) *Table {
+	q := func(n string) string {
+		if n == "" {
+			return ""
+		}
+		return ts.d.Quote(n)
+	}
+	c := m.Columns
+	return &Table{ts: ts, name: name, quoted: q(name), m: m, c: quotedColumns{
+		ID: q(c.ID), Type: q(c.Type), Tenant: q(c.Tenant), Key: q(c.Key), Topic: q(c.Topic),
+		Headers: q(c.Headers), Payload: q(c.Payload), CreatedAt: q(c.CreatedAt), Status: q(c.Status),
+		Attempts: q(c.Attempts), NextAttempt: q(c.NextAttempt), LeaseUntil: q(c.LeaseUntil),
+		LeaseOwner: q(c.LeaseOwner), Fence: q(c.Fence), LastError: q(c.LastError), Receipt: q(c.Receipt),
+		DeliveredAt: q(c.DeliveredAt),
+	}}
+}
+
+// rebind spells q's placeholders the database's way.
+func (t *Table) rebind(q string) string {
+	if t.ts.d.Rebind == nil {
+		return q
+	}
+	return t.ts.d.Rebind(q)
+}
+
+// now is the database clock in the table's time unit.
+func (t *Table) now() string {
+	if t.m.TimeUnit == store.TimeDatetime {
+		return t.ts.d.NowTime
+	}
+	return t.ts.d.NowMs
+}
+
+// later is the database clock plus ? milliseconds, in the table's unit.
+func (t *Table) later() string {
+	if t.m.TimeUnit == store.TimeDatetime {
+		return t.ts.d.PlusMs(t.ts.d.NowTime)
+	}
+	return "(" + t.ts.d.NowMs + " + ?)"
+}
+
+// millis is time column col in Unix milliseconds.
+func (t *Table) millis(col string) string {
+	if t.m.TimeUnit == store.TimeDatetime {
+		return t.ts.d.TimeMs(col)
+	}
+	return col
+}
+
+// statusIn is "status IN (?, …)" and its arguments.
+func (t *Table) statusIn(values []string) (string, []any) {
+	return t.c.Status + " IN (" + sqlbuild.Marks(len(values)) + ")", sqlbuild.StringArgs(values)
+}
+
+// or returns col, or a constant where the column is not mapped.
+func or(col, constant string) string {
+	if col == "" {
+		return constant
+	}
+	return col
+}

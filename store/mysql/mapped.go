@@ -1,0 +1,57 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/mapsql"
+)
+
+// epoch is the zero of Unix time; TIMESTAMPDIFF from it is free of the
+// session's time zone, which UNIX_TIMESTAMP of a DATETIME is not.
+const epoch = "'1970-01-01 00:00:00'"
+
+// mapDialect is MySQL's and MariaDB's pieces of the mapped tables'
+// statements. datetime columns (DATETIME, TIMESTAMP) hold UTC, as
+// Herald's own do.
+var mapDialect = mapsql.Dialect{
+	Name:      "mysql store",
+	Quote:     func(n string) string { return "`" + n + "`" },
+	NowMs:     "(TIMESTAMPDIFF(MICROSECOND, " + epoch + ", UTC_TIMESTAMP(6)) DIV 1000)",
+	NowTime:   "UTC_TIMESTAMP(6)",
+	PlusMs:    func(t string) string { return "(" + t + " + INTERVAL (? * 1000) MICROSECOND)" },
+	TimeMs:    func(col string) string { return "(TIMESTAMPDIFF(MICROSECOND, " + epoch + ", " + col + ") DIV 1000)" },
+	Lock:      lockingSuffix,
+	ForUpdate: " FOR UPDATE",
+	Columns: func(ctx context.Context, q mapsql.Runner, table string) (map[string]string, error) {
+		return mapsql.ReadColumns(ctx, q, `SELECT LOWER(column_name), LOWER(data_type) FROM information_schema.columns
+  WHERE table_schema = DATABASE() AND table_name = ?`, table)
+	},
+	IsInteger:  func(typ string) bool { return strings.HasSuffix(typ, "int") },
+	IsDatetime: func(typ string) bool { return typ == "datetime" || typ == "timestamp" },
+}
+
+// MapTable implements store.Mapper.
+func (s *Store) MapTable(table string, m store.Mapping) error { return s.mappedTables().Map(table, m) }
+
+// mappedTables returns the store's mapped tables, made on first use.
+func (s *Store) mappedTables() *mapsql.Tables {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mapped == nil {
+		s.mapped = mapsql.NewTables(mapDialect, s.db, func(ctx context.Context, fn func(tx mapsql.Runner) error) error {
+			return s.inTx(ctx, func(tx *sql.Tx) error { return fn(tx) })
+		})
+	}
+	return s.mapped
+}
+
+// mappedTable returns table's mapping, or nil when it is Herald's own.
+func (s *Store) mappedTable(table string) *mapsql.Table {
+	s.mu.Lock()
+	ts := s.mapped
+	s.mu.Unlock()
+	return ts.Get(table)
+}

@@ -1,0 +1,41 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/mapsql"
+	"github.com/heraldhq/herald/store/internal/sqlbuild"
+)
+
+// mapDialect is PostgreSQL's pieces of the mapped tables' statements.
+// datetime columns must be timestamptz: a timestamp without time zone
+// would be read in the session's time zone.
+var mapDialect = mapsql.Dialect{
+	Name:      "postgres store",
+	Quote:     func(n string) string { return `"` + n + `"` },
+	Rebind:    sqlbuild.Rebind,
+	NowMs:     "(extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+	NowTime:   "clock_timestamp()",
+	PlusMs:    func(t string) string { return "(" + t + " + CAST(? AS double precision) * interval '1 millisecond')" },
+	TimeMs:    func(col string) string { return "(extract(epoch FROM " + col + ") * 1000)::bigint" },
+	Lock:      " FOR UPDATE SKIP LOCKED",
+	ForUpdate: " FOR UPDATE",
+	Columns: func(ctx context.Context, q mapsql.Runner, table string) (map[string]string, error) {
+		return mapsql.ReadColumns(ctx, q, `SELECT lower(column_name), lower(data_type) FROM information_schema.columns
+  WHERE table_schema = current_schema() AND table_name = $1`, table)
+	},
+	IsInteger:  func(typ string) bool { return typ == "smallint" || typ == "integer" || typ == "bigint" },
+	IsDatetime: func(typ string) bool { return typ == "timestamp with time zone" },
+}
+
+// MapTable implements store.Mapper.
+func (s *Store) MapTable(table string, m store.Mapping) error { return s.mapped.Map(table, m) }
+
+// newMapped returns the store's (empty) set of mapped tables.
+func (s *Store) newMapped() *mapsql.Tables {
+	return mapsql.NewTables(mapDialect, s.db, func(ctx context.Context, fn func(tx mapsql.Runner) error) error {
+		return s.inTx(ctx, func(tx *sql.Tx) error { return fn(tx) })
+	})
+}
