@@ -86,6 +86,7 @@ func TestDockerfileBuildStep(t *testing.T) {
 	out := t.TempDir()
 	cmd := exec.Command("sh", "-c", strings.ReplaceAll(build, "/out/", out+"/"))
 	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), "VERSION=v0.0.0-docker-test") // the build's ARG VERSION
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", build, err, msg)
 	}
@@ -100,7 +101,26 @@ func TestDockerfileBuildStep(t *testing.T) {
 			t.Fatalf("%s is dynamically linked (has an ELF interpreter)", bin)
 		}
 	}
-	if msg, err := exec.Command(bin, "--version").CombinedOutput(); err != nil || !strings.HasPrefix(string(msg), "herald ") {
-		t.Fatalf("%s --version: %v %q", bin, err, msg)
+	if msg, err := exec.Command(bin, "--version").CombinedOutput(); err != nil || !strings.HasPrefix(string(msg), "herald v0.0.0-docker-test ") {
+		t.Fatalf("%s --version: %v %q, want the version passed as VERSION", bin, err, msg)
+	}
+}
+
+// Rule: the build context leaves out the history and a checkout's local
+// state (a SQLite file and embedded NATS data of `go run ./cmd/herald
+// run`, tools, binaries).
+func TestDockerignore(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", ".dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	for _, want := range []string{".git", ".tools", "**/*.db", "**/herald-data", "/herald", "*.test"} {
+		if !have[want] {
+			t.Errorf(".dockerignore does not leave out %s", want)
+		}
 	}
 }
