@@ -93,7 +93,8 @@ func (a *app) startAdmin(f *config.File, stores []*storeRun) (relay.Observer, fu
 	}
 	lanes := make([]admin.StoreLanes, len(stores))
 	for i, s := range stores {
-		lanes[i] = admin.StoreLanes{Name: s.name, Opening: s.opening, Lanes: s.file.Lanes, Health: s.health}
+		lanes[i] = admin.StoreLanes{Name: s.name, Opening: s.opening, Lanes: s.file.Lanes, Health: s.health,
+			Projections: projectionRefs(s.file)}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfoGauge())
