@@ -24,8 +24,8 @@ type ProjectionRef struct {
 const ProjectionBehindCap = 1000
 
 // ProjectionStatus is one projection in `herald status --json` and
-// GET /api/projections: its ledger rows by state and, for an outbox source,
-// how far behind it is.
+// GET /api/lanes (as "projections"): its ledger rows by state and, for an
+// outbox source, how far behind it is.
 type ProjectionStatus struct {
 	Name       string `json:"name"`
 	Store      string `json:"store"`

@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/store"
 )
 
 // streamLog consumes a JetStream stream from its start and keeps each
@@ -65,7 +66,13 @@ lanes:
 	log := consumeStream(t, url, stream)
 	waitFor(t, 30*time.Second, "the event in the stream", func() bool { c, _ := log.stored(); return len(c) == 1 })
 
+	s := openStore(t, dir)
 	for n := 1; n <= 2; n++ {
+		// The ack reaches the stream before the relay marks the row.
+		waitFor(t, 30*time.Second, "the event marked delivered", func() bool {
+			r, err := s.Get(context.Background(), "main_outbox", id)
+			return err == nil && r.Status == store.StatusDelivered
+		})
 		code, out, e := cliRun(t, "replay", "--config", cfg, "--status", "delivered", id, "--yes", "--rate", "0")
 		if code != 0 || !strings.Contains(out, "replayed 1 event(s)") ||
 			!strings.Contains(out, "published 1, dropped by the broker as duplicates 0, not published yet 0, dead 0") {
