@@ -82,6 +82,11 @@ type Receipt struct {
 	Shard string `json:"shard,omitempty"`
 	// Duplicate is true when the broker said it had the message already.
 	Duplicate bool `json:"duplicate,omitempty"`
+	// Replay counts the replays of the event (0: never replayed). A replay
+	// sets it on the row and the relay keeps it on delivery, so that each
+	// replay gets a dedupe id of its own (broker.DedupeID) and is not
+	// dropped inside a broker's duplicate window.
+	Replay int `json:"replay,omitempty"`
 }
 
 // JSON returns the receipt as stored in the receipt column.

@@ -87,6 +87,9 @@ type ReplayRequest struct {
 	Rate   float64 `json:"rate"`
 	By     string  `json:"by"`
 	Reason string  `json:"reason"`
+	// WaitSeconds is how long to wait for the relay to publish the replayed
+	// events before answering with their outcome (default 5, at most 60).
+	WaitSeconds float64 `json:"wait_seconds"`
 }
 
 // ReplayResponse answers a replay: what it matched and, unless a dry run,
@@ -95,6 +98,17 @@ type ReplayResponse struct {
 	ReplayPreview
 	Replayed int64 `json:"replayed"`
 	DryRun   bool  `json:"dry_run"`
+	// Outcome is what became of the replayed events (not on a dry run).
+	Outcome *ReplayOutcome `json:"outcome,omitempty"`
+}
+
+// replayWait is how long an API replay waits for the relay: the request's
+// wait_seconds, default 5 s, at most a minute.
+func replayWait(secs float64) time.Duration {
+	if secs <= 0 {
+		return 5 * time.Second
+	}
+	return min(time.Duration(secs*float64(time.Second)), time.Minute)
 }
 
 // defaultAPIReplayRate paces API replays that name no rate.
@@ -130,11 +144,19 @@ func (a api) replay(w http.ResponseWriter, r *http.Request, lane laneRef, b Repl
 		if rate <= 0 {
 			rate = defaultAPIReplayRate
 		}
-		out.Replayed, err = Replay(r.Context(), rep, q, ReplayOptions{Rate: rate, By: caller(r, b.By), Reason: b.Reason})
+		var rows []int64
+		out.Replayed, err = Replay(r.Context(), rep, q, ReplayOptions{Rate: rate, By: caller(r, b.By), Reason: b.Reason,
+			Replayed: func(ids []int64) { rows = append(rows, ids...) }})
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("replayed %d, then: %v", out.Replayed, err))
 			return
 		}
+		o, err := AwaitReplay(r.Context(), rep, q.Scope, rows, replayWait(b.WaitSeconds))
+		if err != nil {
+			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("replayed %d, then: %v", out.Replayed, err))
+			return
+		}
+		out.Outcome = &o
 	}
 	writeJSON(w, out)
 }

@@ -87,9 +87,14 @@ func TestAPIActionsNeedTheToken(t *testing.T) {
 	if code != 200 || json.Unmarshal([]byte(out), &rep) != nil || rep.Count != 1 || rep.Replayed != 0 || len(rep.Sample) != 1 {
 		t.Fatalf("dry run: %d %s", code, out)
 	}
-	code, out = post(t, base+"/api/lanes/main/replay", "s3cret", `{"event_ids":["d-1"],"by":"ops","reason":"fixed"}`)
+	code, out = post(t, base+"/api/lanes/main/replay", "s3cret", `{"event_ids":["d-1"],"by":"ops","reason":"fixed","wait_seconds":0.2}`)
 	if code != 200 || json.Unmarshal([]byte(out), &rep) != nil || rep.Replayed != 1 {
 		t.Fatalf("replay: %d %s", code, out)
+	}
+	// No relay runs here: the answer says the event is not published yet, and why.
+	if o := rep.Outcome; o == nil || o.Replayed != 1 || o.Pending != 1 || o.Published != 0 ||
+		len(o.Why) != 1 || !strings.Contains(o.Why[0], "not published within 200ms") {
+		t.Fatalf("replay outcome with no relay: %s", out)
 	}
 	if code, out := post(t, base+"/api/lanes/main/replay", "s3cret", `{}`); code != 400 || !strings.Contains(out, "all") {
 		t.Fatalf("an unfiltered replay must ask for all: %d %s", code, out)

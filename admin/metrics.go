@@ -22,6 +22,9 @@ type Metrics struct {
 	steps  *prometheus.HistogramVec
 	acks   *prometheus.HistogramVec
 	rows   *laneRows
+	// projCounts and projRows are the projections' metrics (projmetrics.go).
+	projCounts projectionCounters
+	projRows   *projectionRows
 	// lanes holds each lane's *laneCounts, the totals the charts read.
 	lanes sync.Map
 }
@@ -49,9 +52,12 @@ func NewStoresMetrics(reg prometheus.Registerer, stores []StoreLanes) (*Metrics,
 			Help:    "Per delivered event, the time from when it became due (its commit, or its available_at when delayed or retried) to the broker's ack, by lane.",
 			Buckets: commitToAckBuckets,
 		}, []string{"lane"}),
-		rows: newLaneRows(stores),
+		rows:       newLaneRows(stores),
+		projCounts: newProjectionCounters(),
+		projRows:   newProjectionRows(stores),
 	}
-	for _, c := range []prometheus.Collector{m.events, m.steps, m.acks, m.rows} {
+	for _, c := range []prometheus.Collector{m.events, m.steps, m.acks, m.rows, m.projCounts.applied,
+		m.projCounts.failed, m.projRows} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

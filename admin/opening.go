@@ -82,6 +82,10 @@ func Unreadable(s StoreLanes, err error) StatusReport {
 		report.Lanes = append(report.Lanes, LaneStatus{Name: l.Name, Store: s.Name, Table: l.Table,
 			StoreError: err.Error(), unreadable: state})
 	}
+	for _, p := range s.Projections {
+		report.Projections = append(report.Projections, ProjectionStatus{Name: p.Name, Store: s.Name, Table: p.Table,
+			Behind: -1, LagSeconds: -1, StoreError: err.Error()})
+	}
 	return report
 }
 

@@ -23,6 +23,9 @@ type ReplayOptions struct {
 	By, Reason string
 	// Progress, when set, is told the running total after each batch.
 	Progress func(replayed int64)
+	// Replayed, when set, is given the row ids of each batch replayed (for
+	// AwaitReplay).
+	Replayed func(ids []int64)
 }
 
 // Replay replays every row q selects, in id order, in batches paced to
@@ -51,6 +54,9 @@ func Replay(ctx context.Context, r store.QueryReplayer, q store.EventQuery, o Re
 			return total, err
 		}
 		total += int64(len(ids))
+		if len(ids) > 0 && o.Replayed != nil {
+			o.Replayed(ids)
+		}
 		if len(ids) > 0 && o.Progress != nil {
 			o.Progress(total)
 		}

@@ -27,6 +27,9 @@ type StoreLanes struct {
 	// Opening, when set, supplies the store once it opens; Store is not
 	// read then. Until it opens, the store is reported awaited (Opening).
 	Opening *Opening
+	// Projections are the projections whose ledgers are in this store's
+	// database, for status and metrics.
+	Projections []ProjectionRef
 }
 
 // single is the one store of Listen and NewMetrics.
@@ -68,6 +71,7 @@ func StoreStatus(ctx context.Context, s StoreLanes, tenant string) (report Statu
 	for i := range report.Unselected {
 		report.Unselected[i].Store = s.Name
 	}
+	report.Projections = storeProjections(ctx, st, s)
 	return report, stateErr, nil
 }
 
@@ -81,6 +85,7 @@ func (r *StatusReport) Add(other StatusReport) {
 	}
 	r.Lanes = append(r.Lanes, other.Lanes...)
 	r.Unselected = append(r.Unselected, other.Unselected...)
+	r.Projections = append(r.Projections, other.Projections...)
 }
 
 // unready says why the relays cannot relay now: a store not open yet

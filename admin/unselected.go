@@ -23,6 +23,8 @@ type TableUnselected struct {
 type StatusReport struct {
 	Lanes      []LaneStatus      `json:"lanes"`
 	Unselected []TableUnselected `json:"unselected"`
+	// Projections are the configured projections (left out when none).
+	Projections []ProjectionStatus `json:"projections,omitempty"`
 }
 
 // Unselected counts, for each table of lanes in the order first named,

@@ -25,6 +25,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +40,22 @@ type Message struct {
 	Destination string
 	// Attempt counts tries of this event, this one included (1 = first).
 	Attempt int
+	// Replay counts the replays of this event (0: its first publication);
+	// see DedupeID.
+	Replay int
+}
+
+// DedupeID is the id a broker with a dedupe feature gets for m (NATS
+// Nats-Msg-Id, an SQS FIFO deduplication id): the event id, and on the
+// n-th replay the event id and "/replay-n". An operator who replays wants
+// consumers to see the event again, also inside the broker's duplicate
+// window, while retries of one publication keep one id and are still
+// dropped. ce-id stays the event id, so consumers dedupe by it.
+func DedupeID(m Message) string {
+	if m.Replay <= 0 {
+		return m.Event.ID
+	}
+	return m.Event.ID + "/replay-" + strconv.Itoa(m.Replay)
 }
 
 // Result is the outcome of publishing one Message.

@@ -117,3 +117,16 @@ func TestEventFromHeadersDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// Rule: the first publication's dedupe id is the event id; the n-th replay
+// has its own, so a broker's duplicate window does not drop it.
+func TestDedupeIDPerReplay(t *testing.T) {
+	m := broker.Message{Event: herald.Event{ID: "e1"}}
+	if got := broker.DedupeID(m); got != "e1" {
+		t.Errorf("first publication: %q; want the event id", got)
+	}
+	m.Replay = 2
+	if got := broker.DedupeID(m); got != "e1/replay-2" {
+		t.Errorf("second replay: %q; want e1/replay-2", got)
+	}
+}

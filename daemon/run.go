@@ -109,7 +109,8 @@ func startAdmin(f *config.File, stores []*storeRun, opts Options) (relay.Observe
 	}
 	lanes := make([]admin.StoreLanes, len(stores))
 	for i, s := range stores {
-		lanes[i] = admin.StoreLanes{Name: s.name, Opening: s.opening, Lanes: s.file.Lanes, Health: s.health}
+		lanes[i] = admin.StoreLanes{Name: s.name, Opening: s.opening, Lanes: s.file.Lanes, Health: s.health,
+			Projections: ProjectionRefs(s.file)}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

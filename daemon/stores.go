@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/admin"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/projector"
 	"github.com/heraldhq/herald/relay"
 	"github.com/heraldhq/herald/store"
 )
@@ -99,6 +100,9 @@ func (s *storeRun) run(ctx context.Context, env runEnv) error {
 	pctx, stopProjections := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for _, p := range projections {
+		if o, ok := env.obs.(projector.Observer); ok { // the admin metrics
+			p.Projector.Observe(o)
+		}
 		env.say("projection %s running", p.Projector.Name())
 		wg.Go(func() {
 			if err := p.Projector.Run(pctx, p.Source); err != nil {

@@ -38,6 +38,9 @@ func (p *Projector) handle(ctx context.Context, m broker.Received) {
 			func(tx *sql.Tx) error { return p.call(ctx, tx, ev) })
 		switch {
 		case err == nil && (res.Outcome == store.Applied || res.Outcome == store.Finished):
+			if res.Outcome == store.Applied {
+				p.cfg.Observer.ProjectionApplied(p.cfg.Name, 1)
+			}
 			p.ack(m)
 			return
 		case err == nil:
@@ -77,6 +80,15 @@ func (p *Projector) handleBatch(ctx context.Context, msgs []broker.Received) {
 		// Nothing committed (or ctx ended): each message on its own.
 		res = make([]store.ApplyResult, len(msgs))
 	}
+	applied := 0
+	for _, r := range res {
+		if r.Outcome == store.Applied {
+			applied++
+		}
+	}
+	if applied > 0 {
+		p.cfg.Observer.ProjectionApplied(p.cfg.Name, applied)
+	}
 	for i, m := range msgs {
 		switch r := res[i]; {
 		case m.Event.ID == "":
@@ -103,6 +115,9 @@ func (p *Projector) fail(ctx context.Context, key store.ProjectionKey, ev herald
 		ProjectionKey: key, Error: herr.Error(), RetryIn: retryIn, MaxAttempts: p.cfg.MaxAttempts,
 		Permanent: herald.IsPermanent(herr), Event: ev,
 	})
+	if err == nil && state != store.ProjectionDone {
+		p.cfg.Observer.ProjectionFailed(p.cfg.Name, state == store.ProjectionDead)
+	}
 	switch {
 	case err != nil:
 		p.cfg.Logger.Warn("projector: recording a failure failed", "projection", p.cfg.Name, "event_id", ev.ID, "err", err)

@@ -78,6 +78,9 @@ type Config struct {
 	IncludeTypes, ExcludeTypes []string
 	// Logger receives failures and dead events. Defaults to slog.Default().
 	Logger *slog.Logger
+	// Observer is told of applied and failed events (metrics). Defaults to
+	// none.
+	Observer Observer
 }
 
 // wants reports whether the projection applies events of type t.
@@ -92,6 +95,9 @@ func (c Config) wants(t string) bool {
 func (c Config) WithDefaults() Config {
 	if c.Table == "" {
 		c.Table = store.DefaultProjectionTable
+	}
+	if c.Observer == nil {
+		c.Observer = noObserver{}
 	}
 	if c.Workers <= 0 {
 		c.Workers = 4

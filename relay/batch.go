@@ -54,7 +54,8 @@ func newBatch(w *worker, recs []store.Record, claimed time.Time) *batch {
 			it.outcome = discarded
 			continue
 		}
-		it.msg = broker.Message{Event: rec.Event, Destination: w.lane.Destination.Render(rec.Event), Attempt: rec.Attempts}
+		it.msg = broker.Message{Event: rec.Event, Destination: w.lane.Destination.Render(rec.Event), Attempt: rec.Attempts,
+			Replay: rec.Receipt.Replay}
 		if err := w.check(rec); err != nil {
 			it.outcome, it.err = failed, err // never published: see check.go
 		}
@@ -180,6 +181,7 @@ func (b *batch) publishRound(ctx context.Context, idx []int) {
 			it.outcome, it.err = failed, results[j].Err
 		} else {
 			it.outcome, it.receipt, it.acked = delivered, results[j].Receipt, acked
+			it.receipt.Replay = it.rec.Receipt.Replay // the next replay counts on from it
 		}
 	}
 }

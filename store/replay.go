@@ -21,6 +21,9 @@ type EventQuery struct {
 	Types    []string
 	Keys     []string
 	EventIDs []string
+	// RowIDs, when not empty, keeps only these row ids (what became of the
+	// rows a replay took).
+	RowIDs []int64
 	// Since and Until, when not zero, keep events created at or after Since
 	// and before Until.
 	Since, Until time.Time

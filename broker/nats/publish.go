@@ -102,7 +102,8 @@ func (p *Publisher) sendOne(ctx context.Context, m broker.Message, limit int) (j
 	for k, v := range broker.Headers(m, "ce-", p.cfg.Source) {
 		nm.Header.Set(k, v)
 	}
-	nm.Header.Set(jetstream.MsgIDHeader, id)
+	dedupe := broker.DedupeID(m)
+	nm.Header.Set(jetstream.MsgIDHeader, dedupe)
 	// The payload alone is held to MaxPayload, the limit enqueue checks
 	// against, so both agree; the whole message to the server's limit.
 	if max := limit - HeaderAllowance; len(nm.Data) > max {
@@ -115,7 +116,7 @@ func (p *Publisher) sendOne(ctx context.Context, m broker.Message, limit int) (j
 			"%w: nats: event %s: payload is %d bytes (%d with headers), over the server's max_payload of %d bytes (raise max_payload in the server config)",
 			herald.ErrPayloadTooLarge, id, len(nm.Data), size, limit))
 	}
-	f, err := p.js.PublishMsgAsync(nm, jetstream.WithMsgID(id),
+	f, err := p.js.PublishMsgAsync(nm, jetstream.WithMsgID(dedupe),
 		// No client-side retry on "no responders": it would resend this
 		// message after later ones of its key.
 		jetstream.WithRetryAttempts(0),

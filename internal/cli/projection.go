@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -26,6 +25,7 @@ type projectionFlags struct {
 
 func (a *app) projectionCommand() *cobra.Command {
 	var f projectionFlags
+	var rf rebuildFlags
 	cmd := &cobra.Command{
 		Use:   "projection",
 		Short: "Inspect, replay and rebuild projections (the projections in the projection table)",
@@ -43,11 +43,16 @@ func (a *app) projectionCommand() *cobra.Command {
 	replay.Flags().BoolVar(&f.dead, "dead", false, "replay dead events (required: the only kind there is to replay)")
 	rebuild := &cobra.Command{Use: "rebuild NAME", Short: "Reset a projection so that it is applied again from the start",
 		Long: "Deletes the projection's rows and runs each --reset-sql statement in the same transaction (the reset hook " +
-			"that clears the read model). Stop the projection first; on start, a projector reading the outbox applies every " +
+			"that clears the read model). It says what it will delete and asks first (--yes when stdin is not a terminal; " +
+			"--dry-run changes nothing); an unknown name exits 2. Stop the projection first; on start, a projector reading the outbox applies every " +
 			"event again; one reading a broker must be rewound by the application (Projector.Rebuild).",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.projectionRebuild(cmd.Context(), f, args[0]) }}
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.projectionRebuild(cmd.Context(), f, rf, args[0])
+		}}
 	rebuild.Flags().StringArrayVar(&f.resetSQL, "reset-sql", nil, "statement that clears the read model (repeatable)")
+	rebuild.Flags().BoolVar(&rf.yes, "yes", false, "do not ask for confirmation (required when stdin is not a terminal)")
+	rebuild.Flags().BoolVar(&rf.dryRun, "dry-run", false, "print what would be deleted and run, change nothing")
 	cmd.AddCommand(status, replay, rebuild)
 	return cmd
 }
@@ -170,26 +175,5 @@ func (a *app) projectionReplay(ctx context.Context, f projectionFlags, name stri
 		return err
 	}
 	fmt.Fprintf(a.stdout, "%d dead events of %s replayed; running projectors apply them within their sweep interval\n", n, name)
-	return nil
-}
-
-func (a *app) projectionRebuild(ctx context.Context, f projectionFlags, name string) error {
-	rt, ps, err := a.projectionStore(ctx, name)
-	if err != nil {
-		return err
-	}
-	defer rt.Close()
-	n, err := ps.ResetProjection(ctx, f.table, name, func(tx *sql.Tx) error {
-		for _, q := range f.resetSQL {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("--reset-sql %q: %w", q, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(a.stdout, "projection %s reset: %d rows deleted, %d reset statements run\n", name, n, len(f.resetSQL))
 	return nil
 }

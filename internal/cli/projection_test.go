@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,15 +69,62 @@ func TestProjectionCommands(t *testing.T) {
 	if code, out, _ := cliRun(t, "--config", cfg, "projection", "replay", "giftwall", "--dead"); code != ExitOK || !strings.HasPrefix(out, "1 ") {
 		t.Errorf("replay --dead: %d %s", code, out)
 	}
-	code, out, errOut = cliRun(t, "--config", cfg, "projection", "rebuild", "giftwall", "--reset-sql", "DELETE FROM wall")
-	if code != ExitOK || !strings.Contains(out, "4 rows deleted") {
+	checkRebuildGuards(t, cfg, s)
+	if code, _, errOut := cliRun(t, "--config", cfg, "projection", "rebuild", "giftwall", "--yes", "--reset-sql", "DELETE FROM nowhere"); code != ExitFailure || !strings.Contains(errOut, "reset-sql") {
+		t.Errorf("rebuild with a failing reset: %d %s", code, errOut)
+	}
+	code, out, errOut = cliRun(t, "--config", cfg, "projection", "rebuild", "giftwall", "--yes", "--reset-sql", "DELETE FROM wall")
+	if code != ExitOK || !strings.Contains(out, "4 rows deleted") || strings.Contains(errOut, "warning") {
 		t.Fatalf("rebuild: %d %s %s", code, out, errOut)
 	}
 	var n int
 	if err := s.DB().QueryRow("SELECT count(*) FROM wall").Scan(&n); err != nil || n != 0 {
 		t.Errorf("rebuild left %d rows in the read model (%v)", n, err)
 	}
-	if code, _, errOut := cliRun(t, "--config", cfg, "projection", "rebuild", "giftwall", "--reset-sql", "DELETE FROM nowhere"); code != ExitFailure || !strings.Contains(errOut, "reset-sql") {
-		t.Errorf("rebuild with a failing reset: %d %s", code, errOut)
+}
+
+// checkRebuildGuards: a rebuild that would delete the ledger of
+// projection giftwall (4 rows, 3 in the read model wall) says so and
+// changes nothing on --dry-run, on "no", without a terminal and for an
+// unknown name (exit 2); without --reset-sql it warns.
+func checkRebuildGuards(t *testing.T, cfg string, s *sqlite.Store) {
+	t.Helper()
+	code, out, errOut := cliRun(t, "--config", cfg, "projection", "rebuild", "giftwall", "--dry-run", "--reset-sql", "DELETE FROM wall")
+	if code != ExitOK || !strings.Contains(out, "would delete 4 ledger row(s) of projection giftwall") ||
+		!strings.Contains(out, "DELETE FROM wall") {
+		t.Errorf("rebuild --dry-run: %d %q %q", code, out, errOut)
+	}
+	if code, out, errOut := cliRun(t, "--config", cfg, "projection", "rebuild", "nosuch", "--yes"); code != ExitUsage ||
+		!strings.Contains(errOut, `no projection "nosuch"`) || !strings.Contains(errOut, "known: giftwall") {
+		t.Errorf("rebuild nosuch: %d %q %q, want exit %d naming the known projections", code, out, errOut, ExitUsage)
+	}
+	answer(t, "n\n")
+	if code, _, errOut := cliRun(t, "--config", cfg, "projection", "rebuild", "giftwall"); code != ExitFailure ||
+		!strings.Contains(errOut, "[y/N]") || !strings.Contains(errOut, "warning: no --reset-sql") {
+		t.Errorf("rebuild answered no: %d %q", code, errOut)
+	}
+	piped := filepath.Join(t.TempDir(), "yes")
+	if err := os.WriteFile(piped, []byte("y\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(piped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	old := stdinOr
+	stdinOr = func() io.Reader { return f }
+	defer func() { stdinOr = old }()
+	if code, _, errOut := cliRun(t, "--config", cfg, "projection", "rebuild", "giftwall"); code != ExitUsage ||
+		!strings.Contains(errOut, "pass --yes") {
+		t.Errorf("rebuild with stdin not a terminal: %d %q, want exit %d asking for --yes", code, errOut, ExitUsage)
+	}
+	var n int
+	if err := s.DB().QueryRow("SELECT count(*) FROM wall").Scan(&n); err != nil || n != 3 {
+		t.Errorf("the refused rebuilds changed the read model: %d rows (%v)", n, err)
+	}
+	if st, err := s.ProjectionStats(context.Background(), store.DefaultProjectionTable, "giftwall"); err != nil ||
+		len(st) != 1 || st[0].Done+st[0].Failed+st[0].Dead != 4 {
+		t.Errorf("the refused rebuilds changed the ledger: %+v (%v)", st, err)
 	}
 }

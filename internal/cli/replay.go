@@ -29,6 +29,7 @@ type replayFlags struct {
 	sample, batch int
 	rate          float64
 	by, reason    string
+	wait          time.Duration
 }
 
 func (a *app) replayCommand() *cobra.Command {
@@ -39,7 +40,11 @@ func (a *app) replayCommand() *cobra.Command {
 		Long: `Replay puts finished events back to pending, so the relay publishes them again with
 their original event ids (consumers dedupe them) and, on ordered lanes, in their key's order.
 Select by lane, state, type, tenant, key, creation time and event id; --dry-run counts and shows
-a sample; --rate paces the replay; each replayed event's history records who replayed it.`,
+a sample; --rate paces the replay; each replayed event's history records who replayed it.
+Each replay is published under a dedupe id of its own (NATS Nats-Msg-Id EVENT_ID/replay-N), so a
+broker's duplicate window does not drop it, while ce-id stays the event id. It then waits up to
+--wait for the relay and reports how many were published, how many the broker dropped as
+duplicates, and why others are not published.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.replay(cmd.Context(), f, args) },
 	}
 	fl := cmd.Flags()
@@ -59,6 +64,7 @@ a sample; --rate paces the replay; each replayed event's history records who rep
 	fl.StringVar(&f.by, "by", "", "who replays, for the events' history (default: user@host)")
 	fl.StringVar(&f.reason, "reason", "", "why, for the events' history")
 	fl.BoolVar(&f.yes, "yes", false, "do not ask for confirmation")
+	fl.DurationVar(&f.wait, "wait", 30*time.Second, "how long to wait for the relay to publish the replayed events before reporting what the broker did with them (0: look once)")
 	return cmd
 }
 
@@ -109,11 +115,18 @@ func (a *app) replay(ctx context.Context, f replayFlags, ids []string) error {
 	// Ctrl-C stops between batches: what was replayed stays replayed, and is counted.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	n, err := admin.Replay(ctx, r, q, admin.ReplayOptions{Rate: f.rate, Batch: f.batch, By: f.who(), Reason: f.reason})
+	var rows []int64
+	n, err := admin.Replay(ctx, r, q, admin.ReplayOptions{Rate: f.rate, Batch: f.batch, By: f.who(), Reason: f.reason,
+		Replayed: func(batch []int64) { rows = append(rows, batch...) }})
 	fmt.Fprintf(a.stdout, "replayed %d event(s) of lane %s\n", n, l.Name)
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("stopped after %d of %d event(s): %w", n, preview.Count, context.Cause(ctx))
 	}
+	if err != nil {
+		return err
+	}
+	out, err := admin.AwaitReplay(ctx, r, q.Scope, rows, f.wait)
+	fmt.Fprintln(a.stdout, out)
 	return err
 }
 

@@ -64,10 +64,11 @@ func TestReplayByQuery(t *testing.T) {
 
 	start := time.Now()
 	code, out, e = cliRun(t, "replay", "--config", cfg, "--status", "delivered", "--type", "A", "--since", "1h",
-		"--rate", "3", "--yes", "--by", "alice", "--reason", "consumer lost its state")
+		"--rate", "3", "--yes", "--by", "alice", "--reason", "consumer lost its state", "--wait", "300ms")
 	took := time.Since(start)
-	if code != 0 || !strings.Contains(out, "replayed 5 event(s)") {
-		t.Fatalf("replay: %d %q %q", code, out, e)
+	if code != 0 || !strings.Contains(out, "replayed 5 event(s)") ||
+		!strings.Contains(out, "5 not published within 300ms: is `herald run` running") {
+		t.Fatalf("replay with no relay running: %d %q %q; want 5 replayed, reported not published", code, out, e)
 	}
 	// 5 events at 3 per second: a batch of 3 at once, the other 2 a second later.
 	if took < 900*time.Millisecond {

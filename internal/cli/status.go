@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/admin"
+	"github.com/heraldhq/herald/daemon"
 	"github.com/heraldhq/herald/config"
 )
 
@@ -30,7 +32,7 @@ func (a *app) statusCommand() *cobra.Command {
 			if asJSON {
 				err = json.NewEncoder(a.stdout).Encode(report)
 			} else if err = a.printStatus(report.Lanes); err == nil {
-				err = a.printUnselected(report.Unselected)
+				err = errors.Join(a.printUnselected(report.Unselected), a.printProjections(report.Projections))
 			}
 			return errors.Join(err, unread)
 		},
@@ -59,7 +61,7 @@ func (a *app) status(cmd *cobra.Command, tenant string) (report admin.StatusRepo
 		part, err := a.storeStatus(cmd.Context(), sf, tenant)
 		if err != nil {
 			failed = append(failed, storeError(sf, len(files) > 1, err))
-			part = admin.Unreadable(admin.StoreLanes{Name: sf.StoreName(), Lanes: sf.Lanes}, err)
+			part = admin.Unreadable(admin.StoreLanes{Name: sf.StoreName(), Lanes: sf.Lanes, Projections: daemon.ProjectionRefs(sf)}, err)
 		}
 		report.Add(part)
 	}
@@ -76,15 +78,16 @@ func storeError(f *config.File, several bool, err error) error {
 
 // storeStatus reads the lanes of one store's part of the config.
 func (a *app) storeStatus(ctx context.Context, f *config.File, tenant string) (admin.StatusReport, error) {
-	if len(f.Lanes) == 0 {
-		return admin.StatusReport{}, nil // a store only projections use
+	if len(f.Lanes) == 0 && len(f.Projections) == 0 {
+		return admin.StatusReport{}, nil
 	}
 	rt, err := openFile(ctx, f, openExisting)
 	if err != nil {
 		return admin.StatusReport{}, err
 	}
 	defer rt.Close()
-	part, stateErr, err := admin.StoreStatus(ctx, admin.StoreLanes{Name: f.StoreName(), Store: rt.Store, Lanes: f.Lanes}, tenant)
+	part, stateErr, err := admin.StoreStatus(ctx, admin.StoreLanes{Name: f.StoreName(), Store: rt.Store, Lanes: f.Lanes,
+		Projections: daemon.ProjectionRefs(f)}, tenant)
 	if stateErr != nil {
 		a.say("lane state (pauses, brokers) of store %s unknown: %v", f.StoreName(), stateErr)
 	}
@@ -123,4 +126,30 @@ func (a *app) printUnselected(tables []admin.TableUnselected) error {
 			" they wait until a lane takes them")
 	}
 	return nil
+}
+
+// printProjections lists the configured projections below the lanes:
+// their ledger rows by state and, for outbox sources, how far behind they
+// are ("-" for broker sources, whose backlog only the broker knows).
+func (a *app) printProjections(ps []admin.ProjectionStatus) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "\nPROJECTION\tSTORE\tPROCESSING\tFAILED\tDONE\tDEAD\tBEHIND\tLAG\t")
+	for _, p := range ps {
+		if p.StoreError != "" {
+			fmt.Fprintf(w, "%s\t%s\t-\t-\t-\t-\t-\t-\t%s\n", p.Name, p.Store, p.StoreError)
+			continue
+		}
+		behind, lag := "-", "-"
+		if p.Behind >= 0 {
+			behind, lag = strconv.FormatInt(p.Behind, 10), fmt.Sprintf("%.1fs", p.LagSeconds)
+			if p.Behind >= admin.ProjectionBehindCap {
+				behind = ">=" + behind
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", p.Name, p.Store, p.Processing, p.Failed, p.Done, p.Dead, behind, lag)
+	}
+	return w.Flush()
 }

@@ -19,6 +19,8 @@ func (s *Store) replays() replaysql.Replayer {
 		Lock: " FOR UPDATE", InTx: s.inTx, Exec: s.exec,
 		// delivered_at is computed (schema version 3); see Complete.
 		DeliveredAt: "delivered_at_stored",
+		// receipt is computed from receipt_padded (schema version 3).
+		Receipt: "receipt_padded", ReceiptValue: padReceipt,
 	}
 }
 

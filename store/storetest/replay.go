@@ -117,9 +117,10 @@ func testReplayKeepsIDs(t *testing.T, h *harness) {
 	if after.Status != store.StatusPending || after.Attempts != 0 || !after.DeliveredAt.IsZero() {
 		errorf(t, "a replayed row is pending, attempts reset, not delivered", "%+v", after)
 	}
-	again := h.claim(newClaimer("w"), 10)
+	c := newClaimer("w")
+	again := h.claim(c, 10)
 	if len(again) != 1 || again[0].Event.ID != ev.ID || again[0].ID != before.ID {
-		errorf(t, "a replayed row is claimed again with its event id", "claimed %v", eventIDs(again))
+		t.Fatalf("[a replayed row is claimed again with its event id] claimed %v", eventIDs(again))
 	}
 	hist, err := r.ReplayHistory(h.ctx, h.table, ev.ID)
 	if err != nil || len(hist) != 1 {
@@ -133,6 +134,7 @@ func testReplayKeepsIDs(t *testing.T, h *harness) {
 	if hist, _ := r.ReplayHistory(h.ctx, h.table, "no-such-event"); len(hist) != 0 {
 		errorf(t, "an event never replayed has no history", "%+v", hist)
 	}
+	checkReplayNumbers(t, h, c, again[0])
 }
 
 // testReplayTimeRange: Since is inclusive, Until exclusive, on created_at.
@@ -248,5 +250,24 @@ func testRetryNow(t *testing.T, h *harness) {
 	}
 	if st := h.get(done.ID).Status; st != store.StatusDelivered {
 		errorf(t, "RetryNow leaves finished rows alone", "%s is %s", done.ID, st)
+	}
+}
+
+// checkReplayNumbers: a replayed row, claimed as rec by c, carries the
+// replay's number in its receipt (1), and the next replay of it, once the
+// relay delivered it keeping that number, counts on (2), so that each
+// replay gets a dedupe id of its own at the broker.
+func checkReplayNumbers(t *testing.T, h *harness, c claimer, rec store.Record) {
+	if rec.Receipt.Replay != 1 {
+		errorf(t, "a replayed row's receipt holds the replay's number", "claimed receipt %+v; want replay 1", rec.Receipt)
+	}
+	lost, err := h.s.Complete(h.ctx, c.fence(h), []store.Delivery{{ID: rec.ID,
+		Receipt: store.Receipt{MessageID: "m", Replay: rec.Receipt.Replay}}})
+	if err != nil || len(lost) != 0 {
+		t.Fatalf("[complete] %v %v", lost, err)
+	}
+	h.replayAll(h.query(store.StatusDelivered), 10)
+	if got := h.claim(newClaimer("w2"), 10); len(got) != 1 || got[0].Receipt.Replay != 2 {
+		errorf(t, "a second replay counts on from the first", "claimed %v; want one row with replay 2", got)
 	}
 }

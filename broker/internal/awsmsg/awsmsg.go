@@ -234,7 +234,7 @@ func Prepare(m broker.Message, source string, lim Limits) (Outgoing, error) {
 	if !lim.FIFO {
 		return o, nil
 	}
-	o.Group, o.Dedup = FIFOID(m.Event.PartitionKey), FIFOID(id)
+	o.Group, o.Dedup = FIFOID(m.Event.PartitionKey), FIFOID(broker.DedupeID(m))
 	if o.Group == "" {
 		o.Group = lim.DefaultGroup
 	}

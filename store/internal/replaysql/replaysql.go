@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -36,6 +37,10 @@ func EventWhere(q store.EventQuery, timeArg func(time.Time) any) (string, []any)
 	in("event_type", q.Types)
 	in("partition_key", q.Keys)
 	in("event_id", q.EventIDs)
+	if len(q.RowIDs) > 0 {
+		b.WriteString(" AND id IN (" + sqlbuild.Marks(len(q.RowIDs)) + ")")
+		args = append(args, sqlbuild.Int64Args(q.RowIDs)...)
+	}
 	if !q.Since.IsZero() {
 		b.WriteString(" AND created_at >= ?")
 		args = append(args, timeArg(q.Since))
@@ -68,6 +73,11 @@ type Replayer struct {
 	// DeliveredAt is the stored column of the delivery time, which a replay
 	// clears: "delivered_at" when empty (MySQL's is delivered_at_stored).
 	DeliveredAt string
+	// Receipt is the stored column of the receipt, where a replay writes its
+	// number ("receipt" when empty), and ReceiptValue, when set, turns the
+	// receipt's JSON into what that column holds (MySQL pads it).
+	Receipt      string
+	ReceiptValue func(string) string
 	// InTx runs f in one of the store's write transactions; Exec runs one
 	// write statement and returns the rows it changed.
 	InTx func(ctx context.Context, f func(tx *sql.Tx) error) error
@@ -198,46 +208,22 @@ func (r Replayer) RetryNow(ctx context.Context, sc store.Scope, eventIDs []strin
 
 // next replays the next rows of b in tx; qt is the quoted table.
 func (r Replayer) next(ctx context.Context, tx *sql.Tx, qt string, b store.ReplayBatch) ([]int64, error) {
-	where, wargs := EventWhere(b.Query, r.TimeArg)
-	args := append(append([]any{b.AfterID}, wargs...), b.Limit)
-	rows, err := tx.QueryContext(ctx, r.bind("SELECT id, event_id, status FROM "+qt+" WHERE id > ?"+where+
-		" ORDER BY id LIMIT ?"+r.Lock), args...)
-	if err != nil {
+	sel, err := r.pick(ctx, tx, qt, b)
+	if err != nil || len(sel) == 0 {
 		return nil, err
-	}
-	type picked struct {
-		id            int64
-		eventID, from string
-	}
-	var sel []picked
-	for rows.Next() {
-		var p picked
-		if err := rows.Scan(&p.id, &p.eventID, &p.from); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		sel = append(sel, p)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if len(sel) == 0 {
-		return nil, rows.Err()
 	}
 	ids := make([]int64, len(sel))
+	byReplay := map[int][]int64{}
 	entries := make([]any, 0, 6*len(sel))
 	for i, p := range sel {
 		ids[i] = p.id
+		byReplay[p.replay] = append(byReplay[p.replay], p.id)
 		entries = append(entries, b.Query.Table, p.eventID, p.id, p.from, b.By, b.Reason)
 	}
-	res, err := tx.ExecContext(ctx, r.bind("UPDATE "+qt+" SET status = 'pending', attempts = 0, available_at = "+r.Now+
-		", "+cmp.Or(r.DeliveredAt, "delivered_at")+" = NULL"+r.Touch+" WHERE id IN ("+sqlbuild.Marks(len(ids))+") AND status IN ('delivered', 'dead')"),
-		sqlbuild.Int64Args(ids)...)
-	if err != nil {
-		return nil, err
-	}
-	if n, err := res.RowsAffected(); err != nil || n != int64(len(ids)) {
-		return nil, fmt.Errorf("replayed %d of the %d rows selected (%v): rolled back", n, len(ids), err)
+	for replay, group := range byReplay {
+		if err := r.pending(ctx, tx, qt, replay, group); err != nil {
+			return nil, err
+		}
 	}
 	values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, "+r.Now+", ?, ?), ", len(sel)), ", ")
 	if _, err := tx.ExecContext(ctx, r.bind("INSERT INTO herald_replays (table_name, event_id, row_id, from_status, "+
@@ -245,6 +231,61 @@ func (r Replayer) next(ctx context.Context, tx *sql.Tx, qt string, b store.Repla
 		return nil, err
 	}
 	return ids, nil
+}
+
+// picked is a row a replay batch takes: its id, event id, state, and the
+// number of the replay it is about to get.
+type picked struct {
+	id            int64
+	eventID, from string
+	replay        int
+}
+
+// pick selects (and, where the database needs it, locks) the rows of b.
+func (r Replayer) pick(ctx context.Context, tx *sql.Tx, qt string, b store.ReplayBatch) ([]picked, error) {
+	where, wargs := EventWhere(b.Query, r.TimeArg)
+	args := append(append([]any{b.AfterID}, wargs...), b.Limit)
+	rows, err := tx.QueryContext(ctx, r.bind("SELECT id, event_id, status, receipt FROM "+qt+" WHERE id > ?"+where+
+		" ORDER BY id LIMIT ?"+r.Lock), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var sel []picked
+	for rows.Next() {
+		var p picked
+		var receipt sql.NullString
+		if err := rows.Scan(&p.id, &p.eventID, &p.from, &receipt); err != nil {
+			return nil, err
+		}
+		var last store.Receipt
+		_ = json.Unmarshal([]byte(receipt.String), &last) // unreadable: counted as never replayed
+		p.replay = last.Replay + 1
+		sel = append(sel, p)
+	}
+	return sel, rows.Err()
+}
+
+// pending moves the rows ids back to pending, claimable now, attempts reset,
+// with a receipt that holds only the replay's number: the relay reads it
+// to give the broker a new dedupe id (broker.DedupeID), and the old
+// receipt described a delivery this replay undoes.
+func (r Replayer) pending(ctx context.Context, tx *sql.Tx, qt string, replay int, ids []int64) error {
+	receipt := store.Receipt{Replay: replay}.JSON()
+	if r.ReceiptValue != nil {
+		receipt = r.ReceiptValue(receipt)
+	}
+	res, err := tx.ExecContext(ctx, r.bind("UPDATE "+qt+" SET status = 'pending', attempts = 0, available_at = "+r.Now+
+		", "+cmp.Or(r.DeliveredAt, "delivered_at")+" = NULL, "+cmp.Or(r.Receipt, "receipt")+" = ?"+r.Touch+
+		" WHERE id IN ("+sqlbuild.Marks(len(ids))+") AND status IN ('delivered', 'dead')"),
+		append([]any{receipt}, sqlbuild.Int64Args(ids)...)...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(ids)) {
+		return fmt.Errorf("replayed %d of the %d rows selected (%v): rolled back", n, len(ids), err)
+	}
+	return nil
 }
 
 // checkBatch says what is wrong with b before it reaches the database.
