@@ -57,6 +57,7 @@ func TestProjectionMetricsAndStatus(t *testing.T) {
 		}
 		return true
 	})
+	checkDeployedProjectionMetrics(t, metrics)
 	code, out, e := cliRun(t, "status", "--config", cfg)
 	if code != 0 || !strings.Contains(out, "PROJECTION") || !regexp.MustCompile(`gifts\s+default\s+0\s+0\s+3\s+1\s+0\s+0\.0s`).MatchString(out) {
 		t.Fatalf("herald status: %d %q %q; want the projection gifts with 3 done, 1 dead, 0 behind", code, out, e)
