@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/admin"
-	"github.com/heraldhq/herald/daemon"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/daemon"
 )
 
 func (a *app) statusCommand() *cobra.Command {
