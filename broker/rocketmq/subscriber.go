@@ -78,10 +78,21 @@ type Subscriber struct {
 	cfg SubscriberConfig
 	pc  rmq.PullConsumer
 
+	started time.Time // when pc started (startSettle)
+
 	mu     sync.Mutex
 	ready  []delivery // pulled or handed back, not yet handed out
 	closed bool
 }
+
+// startSettle is how long after Start a Close waits before shutting the
+// client down. The client's Start launches a rebalance in a goroutine it
+// does not track (it fetches each queue's offset, the retry topic's too,
+// through client state that Shutdown writes): a Close right after Start
+// raced with it (the race detector caught it in the crash test, which
+// closes a subscriber within half a second). A subscriber lives far
+// longer than this in use; only such quick closes wait.
+const startSettle = 2 * time.Second
 
 // delivery is one message and the pulled batch it belongs to.
 type delivery struct {
@@ -140,7 +151,7 @@ func NewSubscriber(_ context.Context, cfg SubscriberConfig) (*Subscriber, error)
 		_ = pc.Shutdown()
 		return nil, fmt.Errorf("rocketmq: subscriber: start: %w", err)
 	}
-	return &Subscriber{cfg: cfg, pc: pc}, nil
+	return &Subscriber{cfg: cfg, pc: pc, started: time.Now()}, nil
 }
 
 // withDefaults fills zero fields and checks the result, naming the field
@@ -272,6 +283,7 @@ func (s *Subscriber) Close() error {
 	s.closed = true
 	s.ready = nil
 	s.mu.Unlock()
+	time.Sleep(time.Until(s.started.Add(startSettle))) // see startSettle
 	if err := s.pc.Shutdown(); err != nil {
 		return fmt.Errorf("rocketmq: subscriber: shutdown: %w", err)
 	}
