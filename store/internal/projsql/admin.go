@@ -270,7 +270,8 @@ func (pr Projections) ScanOutbox(ctx context.Context, p store.OutboxScanParams) 
 	scope, scopeArgs := sqlbuild.ScopeWhere(p.Scope, "o")
 	args := append([]any{p.AfterID}, scopeArgs...)
 	args = append(args, p.Projection, p.Limit)
-	rows, err := d.DB.QueryContext(ctx, d.q("SELECT o.id, o.event_id, o.tenant, o.topic, o.event_type, o.partition_key, "+
+	// "1": every row returned is open; scanRead reads ReadOutbox's columns.
+	rows, err := d.DB.QueryContext(ctx, d.q("SELECT o.id, 1, o.event_id, o.tenant, o.topic, o.event_type, o.partition_key, "+
 		"o.headers, o.payload, "+d.EpochMS("o.created_at")+" FROM "+ot+" o WHERE o.id > ?"+scope+
 		" AND NOT EXISTS (SELECT 1 FROM "+pt+" pe WHERE pe.projection = ? AND pe.tenant = o.tenant"+
 		" AND pe.event_id = o.event_id AND pe.state IN ('done', 'dead')) ORDER BY o.id LIMIT ?"), args...)
@@ -280,17 +281,10 @@ func (pr Projections) ScanOutbox(ctx context.Context, p store.OutboxScanParams) 
 	defer rows.Close()
 	var out []store.Record
 	for rows.Next() {
-		var (
-			r       store.Record
-			headers string
-			created int64
-		)
-		ev := &r.Event
-		if err := rows.Scan(&r.ID, &ev.ID, &ev.Tenant, &ev.Topic, &ev.Type, &ev.PartitionKey, &headers, &ev.Payload,
-			&created); err != nil {
+		r, _, err := scanRead(rows)
+		if err != nil {
 			return nil, d.wrap("scan outbox "+p.Table, err)
 		}
-		ev.Headers, ev.CreatedAt = decodeHeaders(headers), time.UnixMilli(created).UTC()
 		out = append(out, r)
 	}
 	return out, d.wrap("scan outbox "+p.Table, rows.Err())
