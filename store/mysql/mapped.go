@@ -31,6 +31,12 @@ var mapDialect = mapsql.Dialect{
 	},
 	IsInteger:  func(typ string) bool { return strings.HasSuffix(typ, "int") },
 	IsDatetime: func(typ string) bool { return typ == "datetime" || typ == "timestamp" },
+	Retry:      retryLoop,
+	Cursor:     true,
+	PrimaryKey: func(ctx context.Context, q mapsql.Runner, table string) ([]string, error) {
+		return mapsql.ReadStrings(ctx, q, `SELECT column_name FROM information_schema.key_column_usage
+  WHERE table_schema = DATABASE() AND table_name = ? AND constraint_name = 'PRIMARY' ORDER BY ordinal_position`, table)
+	},
 }
 
 // MapTable implements store.Mapper.

@@ -28,6 +28,7 @@ var mapDialect = mapsql.Dialect{
 	},
 	IsInteger:  func(typ string) bool { return typ == "smallint" || typ == "integer" || typ == "bigint" },
 	IsDatetime: func(typ string) bool { return typ == "timestamp with time zone" },
+	Retry:      retryLoop,
 }
 
 // MapTable implements store.Mapper.

@@ -43,7 +43,7 @@ func (t *Table) Check(ctx context.Context) error {
 		}
 	}
 	if len(e.Missing) == 0 && len(e.Misfits) == 0 {
-		return nil
+		return t.checkCursor(ctx)
 	}
 	slices.Sort(e.Missing)
 	e.Missing = slices.Compact(e.Missing)
@@ -136,6 +136,25 @@ func ReadColumns(ctx context.Context, db Runner, q, table string) (map[string]st
 		cols[strings.ToLower(name)] = strings.ToLower(typ)
 	}
 	return cols, rows.Err()
+}
+
+// ReadStrings runs q with table as its argument and returns the first
+// column of its rows.
+func ReadStrings(ctx context.Context, db Runner, q, table string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, q, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
 }
 
 // Unselected counts the rows of within that are pending or in flight and
