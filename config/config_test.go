@@ -90,6 +90,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		"duplicate lane":        {base + "lanes: [{name: a, destination: x}, {name: a, destination: y}]\n", "defined twice"},
 		"no lanes":              {base + "lanes: []\n", "lanes: at least one lane"},
 		"negative batch":        {base + "lanes: [{name: a, destination: x, batch_size: -1}]\n", "batch_size"},
+		"fair with a tenant":    {base + "lanes: [{name: a, destination: x, tenant: t1, fair_tenants: true}]\n", "lanes[0] (a).fair_tenants: shares batches"},
 		"nats without stream":   {"brokers:\n  b: {type: nats}\nlanes: [{name: a, destination: x}]\n", "brokers.b: stream is required"},
 		"kafka unknown key":     {"brokers:\n  k: {type: kafka, brokers: [\"127.0.0.1:9092\"], stream: X}\nlanes: [{name: a, destination: x}]\n", "brokers.k.stream: unknown key"},
 		"kafka bad sasl":        {"brokers:\n  k: {type: kafka, sasl: {mechanism: MD5, username: u, password: p}}\nlanes: [{name: a, destination: x}]\n", "brokers.k:"},
