@@ -76,7 +76,7 @@ func (p *Projector) receive(ctx context.Context, src broker.Subscriber, shards [
 		}
 		pause.Reset()
 		for i, m := range msgs {
-			if !p.cfg.wants(m.Event.Type) {
+			if !p.cfg.Wants(m.Event.Type) {
 				settle(m.Ack) // not this projection's: no row, no handler
 				continue
 			}
