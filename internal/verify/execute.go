@@ -41,7 +41,9 @@ func (v *verification) execute(ctx context.Context) *report {
 	}
 	in := &injector{v: v, began: time.Now()}
 	stopProgress := v.progress(led, in)
+	stopDrop := v.relayDrop(ctx)
 	rep.ProducerErrors, rep.ProducerError = v.produce(ctx, led, in)
+	stopDrop()
 	if ctx.Err() == nil {
 		// Killed relays replaced and frozen ones thawed for the drain.
 		if err := v.relays.keep(v.o.Relays); err != nil {
