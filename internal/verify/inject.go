@@ -26,7 +26,9 @@ type injector struct {
 	mu      sync.Mutex
 	done    []injected
 	current string
-	wg      sync.WaitGroup
+	// frozen counts relays SIGSTOPped and not yet thawed.
+	frozen int
+	wg     sync.WaitGroup
 }
 
 // hold is how long a cut, delay or blackhole lasts: long enough for the
@@ -99,12 +101,14 @@ func (in *injector) freeze() string {
 		return ""
 	}
 	r.freeze(c)
+	in.setFrozen(1)
 	hold := in.v.scratch.Lease + time.Second
 	in.wg.Add(1)
 	go func() {
 		defer in.wg.Done()
 		time.Sleep(hold)
 		r.thaw(c)
+		in.setFrozen(-1)
 		in.record(injected{Fault: faultStop, At: start.Sub(in.began), Lasted: time.Since(start),
 			Detail: fmt.Sprintf("SIGSTOP relay %d past its lease (%v), then SIGCONT", c.n, in.v.scratch.Lease)})
 	}()
@@ -165,7 +169,18 @@ func (in *injector) setCurrent(f string) {
 func (in *injector) status() (done int, current string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return len(in.done), in.current
+	current = in.current
+	if in.frozen > 0 {
+		current = strings.TrimPrefix(current+", "+faultStop, ", ")
+	}
+	return len(in.done), current
+}
+
+// setFrozen counts a relay frozen (+1) or thawed (-1).
+func (in *injector) setFrozen(d int) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.frozen += d
 }
 
 // wait waits for frozen relays to be thawed and returns what happened.

@@ -104,5 +104,8 @@ func (t *kafkaTarget) cleanup(ctx context.Context, keep bool) error {
 	if err == nil {
 		err = resp.Err
 	}
+	// The consumer groups (verify's and a scratch projection's) name the
+	// topic gone; a group that never existed is no error worth a word.
+	_, _ = t.adm.DeleteGroups(ctx, t.topic, projectionGroup(t.topic))
 	return err
 }

@@ -47,12 +47,17 @@ func newProjCheck(user projection.Projection, table string, tgt target) *projChe
 	if p.Source.Outbox != "" {
 		p.Source = projection.Source{Outbox: table}
 	} else {
-		p.Source = projection.Source{Broker: "verify", Destination: tgt.destination().String(), Group: table}
+		p.Source = projection.Source{Broker: "verify", Destination: tgt.destination().String(), Group: projectionGroup(table)}
 	}
 	applied := table + "_applied"
 	p.Statements = []string{"INSERT INTO " + applied + " (event_id) VALUES (:event.id)"}
 	return &projCheck{user: user.Name, p: p, applied: applied}
 }
+
+// projectionGroup is the scratch projection's consumer group: not the
+// read-back's (on Kafka the scratch topic's name), which would split the
+// partitions between them.
+func projectionGroup(table string) string { return table + "_projection" }
 
 // create makes the ledger (the migration herald run would) and the
 // applications table, each registered for removal once it exists.

@@ -249,28 +249,29 @@ func TestVerifyHoldsUnderFaults(t *testing.T) {
 }
 
 // TestVerifyProjection: a config whose projection reads the lane (from
-// its outbox table or from its broker) gets a scratch copy of it run by
+// its outbox table, or from its broker: NATS, Kafka) gets a scratch copy of it run by
 // the relays, under kills, a freeze and cuts, and its ledger is checked:
 // every committed event applied once, no rolled-back one. A second
 // application made behind the projector's back (the test-only hook
 // "twice") fails the check with exit 1.
 func TestVerifyProjection(t *testing.T) {
 	t.Parallel()
-	natsURL := testenv.RequireNATS(t)
 	for _, tc := range []struct {
 		name, source, hook string
-		store              int // index in stores
+		store, broker      int // indexes in stores and brokers
 		faults             []string
 	}{
-		{"outbox-postgres", "{outbox: room_outbox}", "", 2, []string{"cut-db", "kill", "stop"}},
-		{"broker-sqlite", "{broker: events, destination: \"room.>\"}", "", 0, []string{"cut-broker", "kill", "stop"}},
-		{"twice", "{outbox: room_outbox}", "twice", 0, []string{"kill"}},
+		{"outbox-postgres-nats", "{outbox: room_outbox}", "", 2, 0, []string{"cut-db", "kill", "stop"}},
+		{"nats-sqlite", "{broker: events, destination: \"room.>\"}", "", 0, 0, []string{"cut-broker", "kill", "stop"}},
+		{"kafka-mariadb", "{broker: events, destination: room}", "", 1, 3, []string{"cut-broker", "kill"}},
+		{"twice", "{outbox: room_outbox}", "twice", 0, 0, []string{"kill"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			s := stores[tc.store]
-			cfg := configFile(t, dir, storeYAML(t, s.driver, s.dsn, s.server, s.yamlDriver), natsURL)
+			entry, dest := brokers[tc.broker].open(t)
+			cfg := brokerConfigFile(t, dir, storeYAML(t, s.driver, s.dsn, s.server, s.yamlDriver), entry, dest)
 			appendFile(t, cfg, "projections:\n  - {name: rooms, source: "+tc.source+
 				", statements: [\"INSERT INTO rooms (id) VALUES (:event.id)\"]}\n")
 			var env []string
