@@ -192,17 +192,21 @@ func (r *adoptReport) check(ctx context.Context, ins store.Inspector, laneKey st
 	return nil
 }
 
-// mismatches names the key path of each column me reports.
+// mismatches names the key path of each column me reports, under
+// laneKey (none for a proposal).
 func mismatches(laneKey string, m store.Mapping, me *store.MappingError) []string {
+	if laneKey != "" {
+		laneKey += "."
+	}
 	var out []string
 	for _, col := range me.Missing {
 		for _, key := range m.KeysOf(col) {
-			out = append(out, fmt.Sprintf("%s.%s: column %s is not in table %s", laneKey, key, col, me.Table))
+			out = append(out, fmt.Sprintf("%s%s: column %s is not in table %s", laneKey, key, col, me.Table))
 		}
 	}
 	for _, mf := range me.Misfits {
 		for _, key := range m.KeysOf(mf.Column) {
-			out = append(out, fmt.Sprintf("%s.%s: column %s %s", laneKey, key, mf.Column, mf.Why))
+			out = append(out, fmt.Sprintf("%s%s: column %s %s", laneKey, key, mf.Column, mf.Why))
 		}
 	}
 	return out

@@ -333,3 +333,51 @@ func (sh *shop) checkReplayed(id string) {
 			id, status, attempts, next, lastErr.String)
 	}
 }
+
+// Rule: on a table whose time columns are datetimes (MariaDB DATETIME,
+// PostgreSQL timestamptz), `herald adopt --table` proposes time_unit
+// datetime, guesses the states no row shows yet, and its proposal passes
+// `herald adopt --lane`; a time column of neither unit (PostgreSQL's
+// timestamp without time zone) is named with its key path, exit 2.
+func TestAdoptProposesDatetime(t *testing.T) {
+	for _, db := range inspectDBs[1:] {
+		t.Run(db.name, func(t *testing.T) {
+			datetime := map[string]string{"MariaDB": "DATETIME(3)", "PostgreSQL": "TIMESTAMPTZ"}[db.name]
+			sh := &shop{t: t, db: db, dir: t.TempDir(), table: testenv.Name("dated_outbox")}
+			sh.s = db.open(t, sh.dir)
+			t.Cleanup(func() {
+				_, _ = sh.s.DB().Exec("DROP TABLE " + sh.q(sh.table))
+				sh.s.Close()
+			})
+			ddl := "CREATE TABLE " + sh.q(sh.table) + " (id " + db.short + " NOT NULL PRIMARY KEY, type " + db.short +
+				" NOT NULL, payload TEXT NOT NULL, created_at {{D}} NOT NULL, state " + db.short + " NOT NULL, " +
+				"available_at {{D}} NOT NULL, locked_until {{D}} NULL, locked_by " + db.short + " NULL)"
+			sh.exec(strings.ReplaceAll(ddl, "{{D}}", datetime))
+			code, out, errOut := cliRun(t, "adopt", "--table", sh.table, "--config", sh.config(""))
+			for _, want := range []string{"  time_unit: datetime\n", "    next_attempt: available_at\n",
+				"    lease_until: locked_until\n", "    lease_owner: locked_by\n", "    status: state\n",
+				"# check statuses.dead: no row has a value for it yet; \"dead\" is a guess"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the proposal does not say %q:\n%s", want, out)
+				}
+			}
+			if code != ExitOK {
+				t.Fatalf("adopt --table: exit %d: %s%s", code, out, errOut)
+			}
+			lane := strings.Replace(yamlOf(out), "  table: ", "  destination: x\n  table: ", 1)
+			code, out, errOut = cliRun(t, "adopt", "--lane", sh.table, "--config", sh.config(indent(lane, "  ")))
+			if code != ExitOK || strings.Count(out, "# CREATE INDEX") != 2 {
+				t.Fatalf("adopt --lane: exit %d, want 0 and the two (status, …) indexes: %s%s", code, out, errOut)
+			}
+			if db.name != "PostgreSQL" {
+				return
+			}
+			sh.exec("ALTER TABLE " + sh.q(sh.table) + " ALTER COLUMN locked_until TYPE TIMESTAMP")
+			code, out, errOut = cliRun(t, "adopt", "--table", sh.table, "--config", sh.config(""))
+			if code != ExitUsage || !strings.Contains(out,
+				"# columns.lease_until: column locked_until is timestamp without time zone, which time_unit datetime does not fit") {
+				t.Errorf("timestamp without time zone: exit %d, want %d naming columns.lease_until: %s%s", code, ExitUsage, out, errOut)
+			}
+		})
+	}
+}

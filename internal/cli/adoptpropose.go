@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,7 +12,8 @@ import (
 
 // columnGuesses are, per columns key in the order keys take columns, the
 // names an outbox table commonly gives that column (compared in lower
-// case, with a trailing _ms dropped), and what type the column must have.
+// case, with a trailing _ms dropped), and what type the column must have
+// (a time column's type is checked with the proposal, to be named).
 var columnGuesses = []struct {
 	key   string
 	names []string
@@ -50,10 +52,8 @@ func (k columnKind) fits(c store.ColumnInfo) bool {
 	switch k {
 	case intType:
 		return c.Integer
-	case timeType:
-		return c.Integer || c.Datetime
 	}
-	return true
+	return true // a time column of neither unit is taken, for the check to name
 }
 
 // requiredColumns are the columns keys a mapping must have.
@@ -99,8 +99,12 @@ func (r *adoptReport) propose(ctx context.Context, ins store.Inspector, info sto
 		return nil
 	}
 	create, err := ins.CheckMapping(ctx, r.Table, r.Mapping)
-	if err != nil {
-		return err // a proposal from the table's own columns fits it
+	var me *store.MappingError
+	switch {
+	case errors.As(err, &me):
+		r.Problems = append(r.Problems, mismatches("", r.Mapping, me)...) // a time column of neither unit
+	case err != nil:
+		return err
 	}
 	r.CreateIndexes = append(r.CreateIndexes, create...)
 	return nil
