@@ -34,12 +34,12 @@ func (t *Table) Check(ctx context.Context) error {
 	}
 	for _, name := range t.m.Columns.TimeColumns() {
 		if typ, ok := cols[strings.ToLower(name)]; ok && !fits(typ) {
-			e.Misfits = append(e.Misfits, fmt.Sprintf("column %s is %s, which time_unit %s does not fit", name, typ, unit))
+			e.Misfits = append(e.Misfits, store.Misfit{Column: name, Why: fmt.Sprintf("is %s, which time_unit %s does not fit", typ, unit)})
 		}
 	}
 	for _, name := range []string{t.m.Columns.Fence, t.m.Columns.Attempts} {
 		if typ, ok := cols[strings.ToLower(name)]; ok && name != "" && !t.ts.d.IsInteger(typ) {
-			e.Misfits = append(e.Misfits, fmt.Sprintf("column %s is %s, not an integer", name, typ))
+			e.Misfits = append(e.Misfits, store.Misfit{Column: name, Why: fmt.Sprintf("is %s, not an integer", typ)})
 		}
 	}
 	if len(e.Missing) == 0 && len(e.Misfits) == 0 {
@@ -172,13 +172,4 @@ func (t *Table) Unselected(ctx context.Context, within store.Scope, lanes []stor
 		return 0, fmt.Errorf("%s: unselected rows of %s: %w", t.ts.d.Name, t.name, err)
 	}
 	return n, nil
-}
-
-// Refuse returns store.ErrNotOnMapped, naming op, when table is mapped;
-// nil when it is Herald's own.
-func (ts *Tables) Refuse(table, op string) error {
-	if ts.Get(table) == nil {
-		return nil
-	}
-	return fmt.Errorf("%s: %s %s: %w (docs/adopt.md)", ts.d.Name, op, table, store.ErrNotOnMapped)
 }

@@ -161,14 +161,8 @@ func (t *Table) scanRecords(rows *sql.Rows) ([]store.Record, position, error) {
 			body, err := t.body(ev.Payload, values, numeric)
 			ev.Payload, r.BodyErr = body, err
 		}
-		ev.ID, ev.Type, ev.Tenant, ev.PartitionKey, ev.Topic = text(id), text(typ), text(tenant), text(key), text(topic)
-		if t.c.Topic == "" {
-			ev.Topic = t.name // Herald requires a topic; a table without one has its own name
-		}
+		t.fillEvent(&r, id, typ, tenant, key, topic)
 		ev.Headers, r.HeadersErr = sqlscan.DecodeHeaders(text(headers))
-		if ev.Payload == nil {
-			ev.Payload = []byte{}
-		}
 		ev.CreatedAt = time.UnixMilli(created.Int64)
 		// The mapped counter counts failed publishes; a claim's record
 		// counts this one too, as Herald's attempts do.

@@ -50,6 +50,10 @@ type Dialect struct {
 	// Columns returns the table's columns and their types, lower case;
 	// none when the table does not exist.
 	Columns func(ctx context.Context, q Runner, table string) (map[string]string, error)
+	// Indexes is the query, and its arguments, that reads table's indexes
+	// (its primary key among them) as rows of (index name, unique, column)
+	// in index and column order.
+	Indexes func(table string) (string, []any)
 	// IsInteger and IsDatetime say whether a column type holds integers
 	// (epoch_ms times, the fence) or datetimes.
 	IsInteger, IsDatetime func(typ string) bool
