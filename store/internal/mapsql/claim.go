@@ -111,10 +111,10 @@ func (t *Table) recordColumns(due string) string {
 	}
 	return c.ID + ", " + c.Type + ", " + or(c.Tenant, "''") + ", " + or(c.Key, "''") + ", " + or(c.Topic, "''") + ", " +
 		or(c.Headers, "''") + ", " + c.Payload + ", " + created + ", " + or(c.Attempts, "0") + ", " +
-		now + " - " + t.millis(due) + ", " + age + t.bodyColumns()
+		now + " - " + t.millis(due) + ", " + age + t.extraColumns()
 }
 
-// recordFields is how many columns recordColumns reads before the body's.
+// recordFields is how many columns recordColumns reads before extraColumns.
 const recordFields = 11
 
 // scanRecords reads and closes rows of recordColumns.
@@ -149,6 +149,7 @@ func (t *Table) scanRecords(rows *sql.Rows) ([]store.Record, error) {
 			ev.Topic = t.name // Herald requires a topic; a table without one has its own name
 		}
 		ev.Headers, r.HeadersErr = sqlscan.DecodeHeaders(text(headers))
+		t.addHeaders(ev, values)
 		if ev.Payload == nil {
 			ev.Payload = []byte{}
 		}
