@@ -85,19 +85,45 @@ func (t *Table) claimOrder(lease time.Duration) []string {
 // lockDue locks up to limit due rows of one status: pending ones past
 // their next attempt, or in-flight ones past their lease.
 func (t *Table) lockDue(ctx context.Context, tx Runner, p store.ClaimParams, status string, limit int) ([]store.Record, error) {
+	return t.readDue(ctx, tx, p.Scope, status, limit, t.ts.d.Lock)
+}
+
+// readDue reads up to limit due rows of one status, in the order a claim
+// takes them, ending the read with lock.
+func (t *Table) readDue(ctx context.Context, q Runner, s store.Scope, status string, limit int, lock string) ([]store.Record, error) {
 	due := t.c.NextAttempt
 	if status == t.m.Statuses.InFlight {
 		due = t.c.LeaseUntil
 	}
-	scope, scopeArgs := sqlbuild.ScopeWhereColumns(p.Scope, t.c.Tenant, t.c.Type)
-	q := "SELECT " + t.recordColumns(due) + " FROM " + t.quoted + " WHERE " + t.c.Status + " = ? AND " + due + " <= " + t.now() +
-		scope + " ORDER BY " + due + " LIMIT ?" + t.ts.d.Lock
+	scope, scopeArgs := sqlbuild.ScopeWhereColumns(s, t.c.Tenant, t.c.Type)
+	query := "SELECT " + t.recordColumns(due) + " FROM " + t.quoted + " WHERE " + t.c.Status + " = ? AND " + due + " <= " + t.now() +
+		scope + " ORDER BY " + due + " LIMIT ?" + lock
 	args := append(append([]any{status}, scopeArgs...), limit)
-	rows, err := tx.QueryContext(ctx, t.rebind(q), args...)
+	rows, err := q.QueryContext(ctx, t.rebind(query), args...)
 	if err != nil {
 		return nil, err
 	}
 	return t.scanRecords(rows)
+}
+
+// Preview reads up to limit rows a claim would take (store.Previewer):
+// the due rows of each pending value in turn, then in-flight rows whose
+// lease ran out, without locks or writes. (A claim starts from another
+// pending value each time, so that neither starves; a preview always
+// starts from the first.)
+func (t *Table) Preview(ctx context.Context, s store.Scope, limit int) ([]store.Record, error) {
+	var recs []store.Record
+	for _, status := range append(slices.Clone(t.m.Statuses.Pending), t.m.Statuses.InFlight) {
+		if len(recs) >= limit {
+			break
+		}
+		due, err := t.readDue(ctx, t.ts.db, s, status, limit-len(recs), "")
+		if err != nil {
+			return nil, fmt.Errorf("%s: preview %s: %w", t.ts.d.Name, t.name, err)
+		}
+		recs = append(recs, due...)
+	}
+	return recs, nil
 }
 
 // recordColumns is what a claim reads of a row; due is the time column
