@@ -28,6 +28,9 @@ func Preview(ctx context.Context, s store.Store, l Lane, maxPayload, limit int) 
 		return nil, store.ErrNoPreview
 	}
 	l = l.WithDefaults()
+	if err := store.MapTable(s, l.Table, l.Mapping()); err != nil {
+		return nil, err
+	}
 	recs, err := pv.Preview(ctx, l.Scope(), limit)
 	if err != nil {
 		return nil, err
