@@ -17,15 +17,19 @@ import (
 // the ids then RocketMQ keys (key_headers) and the asset part of the topic.
 var walletHeaders = map[string]string{"transactionId": "transaction_id", "commandId": "command_id", "assetType": "asset_type"}
 
+// walletTags are the tags of the wallet rows' messages in each tag mode.
+var walletTags = map[string]string{rocketmq.TagConstant: "WALLET_EVENT", rocketmq.TagEventType: "WalletGiftDebited",
+	rocketmq.TagHeader: "GOLD"}
+
 // Rule: the wallet service's RocketMQ message is produced from its own
 // table field for field: the body template's JSON object, keys = event id,
 // transaction id, command id (columns carried as headers, then
-// key_headers), the tag constant or the event type, the topic from a
-// column; and `herald lane preview`'s mapping of a row (read without
+// key_headers), the tag constant, the event type or a column (tag_mode
+// header), the topic from a column; and `herald lane preview`'s mapping of a row (read without
 // claiming or changing it) is the message rmqfake then stores.
 func TestAdoptRocketMQWalletMessage(t *testing.T) {
 	for _, db := range adoptDBs {
-		for _, mode := range []string{rocketmq.TagConstant, rocketmq.TagEventType} {
+		for _, mode := range []string{rocketmq.TagConstant, rocketmq.TagEventType, rocketmq.TagHeader} {
 			t.Run(db.name+"/"+mode, func(t *testing.T) { testAdoptRocketMQ(t, db, mode) })
 		}
 	}
@@ -39,9 +43,7 @@ func testAdoptRocketMQ(t *testing.T, db adoptDB, tagMode string) {
 	t.Cleanup(c.Close)
 	cfg := rocketmq.Config{NameServers: []string{c.NameServer()}, TagMode: tagMode, SendTimeout: time.Second,
 		KeyHeaders: []string{"transactionId", "commandId"}}
-	if tagMode == rocketmq.TagConstant {
-		cfg.Tag = "WALLET_EVENT"
-	}
+	cfg.Tag, cfg.TagHeader = walletTags[rocketmq.TagConstant], "assetType"
 	w := newWallet(t, db)
 	ids := w.insert("rmq", "WalletGiftDebited", walletUsers, 5)
 	l := w.lane(nil)
@@ -65,10 +67,7 @@ func testAdoptRocketMQ(t *testing.T, db adoptDB, tagMode string) {
 	}
 	for _, m := range msgs {
 		id := m.Keys[0]
-		tag := "WalletGiftDebited"
-		if tagMode == rocketmq.TagConstant {
-			tag = "WALLET_EVENT"
-		}
+		tag := walletTags[tagMode]
 		if want := []string{id, "tx-" + id, "cmd-" + id}; m.Tags != tag || !reflect.DeepEqual(m.Keys, want) {
 			t.Errorf("%s: tag %q keys %q; want %q %q", id, m.Tags, m.Keys, tag, want)
 		}
