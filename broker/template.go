@@ -128,6 +128,18 @@ func (t Template) Render(ev herald.Event) string {
 	return b.String()
 }
 
+// HeaderNames returns the names of the template's {header.NAME}
+// placeholders, in order.
+func (t Template) HeaderNames() []string {
+	var out []string
+	for _, p := range t.parts {
+		if h, ok := strings.CutPrefix(p.name, headerPlaceholder); ok {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // HasPlaceholders reports whether the template depends on the event.
 func (t Template) HasPlaceholders() bool {
 	for _, p := range t.parts {

@@ -31,6 +31,9 @@ func TestTemplateRendersHeaderPlaceholder(t *testing.T) {
 	if got := tpl.EmptyField(ev); got != "header.asset_type" {
 		t.Errorf("EmptyField without the header = %q, want header.asset_type", got)
 	}
+	if got := tpl.HeaderNames(); len(got) != 1 || got[0] != "asset_type" {
+		t.Errorf("HeaderNames = %q", got)
+	}
 	if p, ok := tpl.Pattern("*"); !ok || p != "wallet.*.*" {
 		t.Errorf("Pattern = %q, %v", p, ok)
 	}

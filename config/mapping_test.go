@@ -96,6 +96,8 @@ func TestAdoptBadMappingNamesTheKey(t *testing.T) {
 			key + `header_columns.txid: header "txid" is already header_columns.TxId but for case`},
 		"header bad column": {[]string{"time_unit: epoch_ms", "time_unit: epoch_ms\n    header_columns: {tx: \"tx; DROP\"}"},
 			key + "header_columns.tx:"},
+		"destination header not carried": {[]string{`destination: "wallet.{event_type}"`, `destination: "wallet.{header.asset}"`},
+			key + "destination: {header.asset} is no header_columns entry"},
 		"tenant without column": {[]string{"tenant: app_code, ", "", "time_unit: epoch_ms", "time_unit: epoch_ms\n    tenant: live"},
 			key + "tenant: needs columns.tenant"},
 	}
