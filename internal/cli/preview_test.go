@@ -7,17 +7,18 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/heraldhq/herald/broker/rocketmq/rmqfake"
 	"github.com/heraldhq/herald/store"
 )
 
 // walletRocketMQConfig is walletConfig (its database at db) relaying to
-// RocketMQ as the wallet service's worker did: the topic from a column,
-// ids as keys, the tag constant, a body template. Nothing connects to the
-// name server in these tests.
-func walletRocketMQConfig(db string) string {
+// RocketMQ at nameServer as the wallet service's worker did: the topic
+// from a column, ids as keys, the tag constant, a body template.
+func walletRocketMQConfig(db, nameServer string) string {
 	return strings.NewReplacer("dsn: wallet.db", "dsn: "+db,
-		"out: {type: stdout}", `mq: {type: rocketmq, name_servers: ["127.0.0.1:1"], tag_mode: constant, tag: WALLET_EVENT,
+		"out: {type: stdout}", `mq: {type: rocketmq, name_servers: ["`+nameServer+`"], tag_mode: constant, tag: WALLET_EVENT,
     key_headers: [transactionId, commandId]}`,
 		"broker: out", "broker: mq", `destination: "wallet.{event_type}"`, `destination: "wallet_events_{header.assetType}"`,
 	).Replace(walletConfig) + `    header_columns: {transactionId: transaction_id, commandId: command_id, assetType: asset_type}
@@ -49,14 +50,10 @@ FROM wallet_outbox ORDER BY event_id`)
 	return b.String()
 }
 
-// Rule: `herald lane preview` prints a mapped lane's next messages as
-// RocketMQ would get them (topic from a column, keys, tag, properties,
-// body), in claim order and only the due ones, without claiming or
-// changing a row; --json gives the same as JSON.
-func TestAdoptLanePreviewMappedTable(t *testing.T) {
-	dir := t.TempDir()
-	s := walletDB(t, dir, walletDDL)
-	for i, next := range []string{"0", "0", "9999999999999"} { // the last is not due
+// insertWalletRows writes one wallet row ev-I per next attempt time.
+func insertWalletRows(t *testing.T, s store.Store, nextMs ...string) {
+	t.Helper()
+	for i, next := range nextMs {
 		if _, err := s.DB().Exec(`INSERT INTO wallet_outbox (app_code, event_id, event_type, transaction_id, command_id,
   user_id, asset_type, available_delta, frozen_delta, payload_json, created_at_ms, next_retry_at_ms)
 VALUES ('voice', ?, 'WalletGiftDebited', ?, ?, ?, 'GOLD', -1, 0, ?, 0, ?)`,
@@ -64,8 +61,19 @@ VALUES ('voice', ?, 'WalletGiftDebited', ?, ?, ?, 'GOLD', -1, 0, ?, 0, ?)`,
 			t.Fatal(err)
 		}
 	}
+}
+
+// Rule: `herald lane preview` prints a mapped lane's next messages as
+// RocketMQ would get them (topic from a column, keys, tag, properties,
+// body), in claim order and only the due ones, without claiming or
+// changing a row; --json gives the same as JSON.
+func TestAdoptLanePreviewMappedTable(t *testing.T) {
+	dir := t.TempDir()
+	s := walletDB(t, dir, walletDDL)
+	insertWalletRows(t, s, "0", "0", "9999999999999") // the last is not due
 	cfg := filepath.Join(dir, "herald.yaml")
-	writeFile(t, cfg, walletRocketMQConfig(filepath.Join(dir, "wallet.db")))
+	// Nothing connects to the name server: a preview only reads the table.
+	writeFile(t, cfg, walletRocketMQConfig(filepath.Join(dir, "wallet.db"), "127.0.0.1:1"))
 	if code, out, e := cliRun(t, "migrate", "--config", cfg); code != 0 {
 		t.Fatalf("migrate: exit %d: %s %s", code, out, e)
 	}
@@ -122,6 +130,48 @@ func TestAdoptLanePreviewOwnTableAndUsage(t *testing.T) {
 	for _, args := range [][]string{{"nosuch"}, {"main", "--limit", "0"}} {
 		if code, out, e := cliRun(t, append(append([]string{"lane", "preview"}, args...), "--config", cfg)...); code != ExitUsage {
 			t.Errorf("lane preview %v: exit %d, want %d: %s %s", args, code, ExitUsage, out, e)
+		}
+	}
+}
+
+// Rule: what `herald lane preview --json` shows of a mapped lane is what
+// `herald run` then sends: rmqfake stores each wallet message with the
+// previewed topic, tag, keys, properties and body.
+func TestAdoptRunSendsWhatPreviewShows(t *testing.T) {
+	c, err := rmqfake.New(rmqfake.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	dir := t.TempDir()
+	s := walletDB(t, dir, walletDDL)
+	insertWalletRows(t, s, "0", "0", "0")
+	cfg := filepath.Join(dir, "herald.yaml")
+	writeFile(t, cfg, walletRocketMQConfig(filepath.Join(dir, "wallet.db"), c.NameServer()))
+	if code, out, e := cliRun(t, "migrate", "--config", cfg); code != 0 {
+		t.Fatalf("migrate: exit %d: %s %s", code, out, e)
+	}
+	code, out, e := cliRun(t, "lane", "preview", "wallet", "--json", "--config", cfg)
+	var previews []previewed
+	if err := json.Unmarshal([]byte(out), &previews); code != 0 || err != nil || len(previews) != 3 {
+		t.Fatalf("preview: exit %d, %v: %s %s", code, err, out, e)
+	}
+	run := startChild(t, dir, "run", "--config", cfg)
+	waitFor(t, 60*time.Second, "3 messages on wallet_events_GOLD", func() bool { return len(c.Messages("wallet_events_GOLD")) == 3 })
+	run.terminate(t)
+	sent := map[string]rmqfake.Message{}
+	for _, m := range c.Messages("wallet_events_GOLD") {
+		sent[m.Keys[0]] = m
+	}
+	for _, p := range previews {
+		m := sent[p.EventID]
+		if p.Destination != m.Topic || p.Tag != m.Tags || !reflect.DeepEqual(p.Keys, m.Keys) || string(p.Body) != string(m.Body) {
+			t.Errorf("%s: previewed %+v (body %s), sent %+v", p.EventID, p.Preview, p.Body, m)
+		}
+		for k, v := range p.Headers {
+			if m.Properties[k] != v {
+				t.Errorf("%s: previewed property %s=%q, sent %q", p.EventID, k, v, m.Properties[k])
+			}
 		}
 	}
 }
