@@ -65,12 +65,16 @@ VALUES ('voice', ?, 'WalletGiftDebited', ?, ?, ?, 'GOLD', -1, 0, ?, 0, ?)`,
 
 // Rule: `herald lane preview` prints a mapped lane's next messages as
 // RocketMQ would get them (topic from a column, keys, tag, properties,
-// body), in claim order and only the due ones, without claiming or
-// changing a row; --json gives the same as JSON.
+// body), in claim order and only the due ones, saying why one would not
+// be sent, without claiming or changing a row; --json gives the same as JSON.
 func TestAdoptLanePreviewMappedTable(t *testing.T) {
 	dir := t.TempDir()
 	s := walletDB(t, dir, walletDDL)
 	insertWalletRows(t, s, "0", "0", "9999999999999") // the last is not due
+	// ev-1 has no asset, which its topic needs: it would go dead unpublished.
+	if _, err := s.DB().Exec(`UPDATE wallet_outbox SET asset_type = '' WHERE event_id = 'ev-1'`); err != nil {
+		t.Fatal(err)
+	}
 	cfg := filepath.Join(dir, "herald.yaml")
 	// Nothing connects to the name server: a preview only reads the table.
 	writeFile(t, cfg, walletRocketMQConfig(filepath.Join(dir, "wallet.db"), "127.0.0.1:1"))
@@ -84,7 +88,7 @@ func TestAdoptLanePreviewMappedTable(t *testing.T) {
 	}
 	for _, want := range []string{"#1 event ev-0 (attempt 1)\n  destination: wallet_events_GOLD\n  tag: WALLET_EVENT\n  keys: ev-0 tx-0 cmd-0\n",
 		"  header transactionId: tx-0\n", "  header CE_id: ev-0\n", `  body: {"eventId":"ev-0","userId":1000,"payload":{"n":0}}`,
-		"#2 event ev-1"} {
+		"#2 event ev-1 (attempt 1)\n  not sent: ", "row has an empty header.assetType, which the lane's destination needs\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("preview does not say %q:\n%s", want, out)
 		}
