@@ -98,6 +98,8 @@ func TestAdoptBadMappingNamesTheKey(t *testing.T) {
 			key + "header_columns.tx:"},
 		"destination header not carried": {[]string{`destination: "wallet.{event_type}"`, `destination: "wallet.{header.asset}"`},
 			key + "destination: {header.asset} is no header_columns entry"},
+		"default table read two ways": {[]string{"table: wallet_outbox", "table: herald_outbox", "time_unit: epoch_ms", "time_unit: epoch_ms\n  - {name: plain, destination: x}"},
+			"lanes[1] (plain).columns: lane wallet reads table herald_outbox through another mapping"},
 		"tenant without column": {[]string{"tenant: app_code, ", "", "time_unit: epoch_ms", "time_unit: epoch_ms\n    tenant: live"},
 			key + "tenant: needs columns.tenant"},
 	}
