@@ -37,6 +37,10 @@ var mapDialect = mapsql.Dialect{
 	IsDatetime: func(typ string) bool { return typ == "datetime" || typ == "timestamp" },
 	Retry:      retryLoop,
 	Cursor:     true,
+	Widths: func(ctx context.Context, q mapsql.Runner, table string) (map[string]int, error) {
+		return mapsql.ReadWidths(ctx, q, `SELECT column_name, character_maximum_length FROM information_schema.columns
+  WHERE table_schema = DATABASE() AND table_name = ? AND character_maximum_length IS NOT NULL`, table)
+	},
 	PrimaryKey: func(ctx context.Context, q mapsql.Runner, table string) ([]string, error) {
 		return mapsql.ReadStrings(ctx, q, `SELECT column_name FROM information_schema.key_column_usage
   WHERE table_schema = DATABASE() AND table_name = ? AND constraint_name = 'PRIMARY' ORDER BY ordinal_position`, table)

@@ -30,7 +30,10 @@ func (t *Table) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	if p.Limit <= 0 || p.Lease <= 0 {
 		return nil, fmt.Errorf("%s: claim from %s: limit %d and lease %v must be positive", t.ts.d.Name, t.name, p.Limit, p.Lease)
 	}
-	t.learnCursor(ctx)
+	t.learnTable(ctx)
+	if err := t.ownerFits(t.owner(p.Owner, p.Token)); err != nil {
+		return nil, fmt.Errorf("%s: claim from %s: %w", t.ts.d.Name, t.name, err)
+	}
 	var recs []store.Record
 	err := t.ts.inTx(ctx, func(tx Runner) error {
 		recs = nil
