@@ -41,6 +41,10 @@ type Projection struct {
 	MaxAttempts int `yaml:"max_attempts"`
 	// Retry spaces retries of a failing event. Defaults to 1s, max 1m.
 	Retry Retry `yaml:"retry"`
+	// EventFrom takes the event's id, type, tenant, key and time from the
+	// body or named headers instead of Herald's headers (messages another
+	// producer published). Optional.
+	EventFrom EventFrom `yaml:"event_from"`
 }
 
 // Retry is a projection's `retry` section.
@@ -87,6 +91,9 @@ func (p Projection) Validate(path string) error {
 		if _, err := Compile(s, anyDialect); err != nil {
 			return fmt.Errorf("%s.statements[%d]: %v", path, i, err)
 		}
+	}
+	if err := p.EventFrom.Validate(path + ".event_from"); err != nil {
+		return err
 	}
 	return p.validateNames(path)
 }

@@ -76,6 +76,13 @@ type Config struct {
 	// OutboxSource should get the same filters in its Scope, or its scans
 	// keep meeting the foreign rows.
 	IncludeTypes, ExcludeTypes []string
+	// EventFrom takes the event's id, type, tenant, key and time from the
+	// message body (a JSONPath) or named headers instead of Herald's
+	// CloudEvents attributes, so that messages another producer published
+	// (an existing service's own outbox worker) and Herald's share one
+	// ledger. A message whose configured attribute is missing goes dead at
+	// once with the reason naming it. Defaults to none: Herald's headers.
+	EventFrom EventFrom
 	// Logger receives failures and dead events. Defaults to slog.Default().
 	Logger *slog.Logger
 	// Observer is told of applied and failed events (metrics). Defaults to

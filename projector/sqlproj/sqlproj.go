@@ -14,6 +14,11 @@
 // or array as its JSON text. A path the event lacks, or a statement that
 // fails, is the event's failure: retried, then dead with the reason, never
 // skipped.
+//
+// With `event_from` the event's id, type, tenant, key and time come from
+// the message body (JSONPath) or named headers, for messages a producer
+// other than Herald published (projector.Config.EventFrom); :event.id and
+// the others then name those values.
 package sqlproj
 
 import (
@@ -102,5 +107,6 @@ func (c *Compiled) Handler(ctx context.Context, tx *sql.Tx, ev herald.Event) err
 func (c *Compiled) Projector(log *slog.Logger) (*projector.Projector, error) {
 	return projector.New(projector.Config{Name: c.Name, Store: c.store, Table: c.Table, Handler: c.Handler,
 		IncludeTypes: c.IncludeTypes, ExcludeTypes: c.ExcludeTypes, Workers: c.Workers, MaxAttempts: c.MaxAttempts,
-		Backoff: projector.Backoff{Initial: c.Retry.Initial, Max: c.Retry.Max}, Logger: log})
+		EventFrom: c.EventFrom,
+		Backoff:   projector.Backoff{Initial: c.Retry.Initial, Max: c.Retry.Max}, Logger: log})
 }
