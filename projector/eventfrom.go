@@ -38,6 +38,22 @@ func (p *Projector) admit(ctx context.Context, m broker.Received) (broker.Receiv
 	return m, true
 }
 
+// rereadKept gives a failed row's kept event the attributes EventFrom
+// reads, for the sweep: the same as when it arrived, unless the row was
+// refused (its attributes could not be read), when it is recorded dead
+// again and not applied. Type filters are not applied again.
+func (p *Projector) rereadKept(ctx context.Context, ev herald.Event) (herald.Event, bool) {
+	if p.resolver == nil {
+		return ev, true
+	}
+	resolved, err := p.resolver.Resolve(ev)
+	if err != nil {
+		p.refuse(ctx, broker.Received{Event: ev}, resolved, err)
+		return ev, false
+	}
+	return resolved, true
+}
+
 // refuse records m dead for err and acks it; if the failure cannot be
 // recorded (the store is down) it nacks m, for the broker to redeliver.
 // The row is keyed by the message's own id (Herald's ce-id, or the broker's

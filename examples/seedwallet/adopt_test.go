@@ -124,19 +124,26 @@ func testAdoptSeedWallet(t *testing.T, s store.Store, mode tagMode) {
 	sd.checkWall(t)
 }
 
-// newSeed creates the wallet table, the gift wall and its ledger (dropped
-// when the test ends) and writes n rows, every fourth a recharge.
+// newSeed creates the wallet table, the gift wall and its ledger on
+// tables of their own and writes n rows (write).
 func newSeed(t *testing.T, s store.Store, n int) *seed {
-	sd := &seed{s: s, table: testenv.Name("wallet_outbox"), wall: testenv.Name("gift_wall"), ledger: testenv.Name("seed_pe"),
-		types: map[string]string{}, want: map[string]int64{}}
+	sd := &seed{s: s, table: testenv.Name("wallet_outbox"), wall: testenv.Name("gift_wall"), ledger: testenv.Name("seed_pe")}
+	if err := s.MigrateProjections(context.Background(), sd.ledger); err != nil {
+		t.Fatal(err)
+	}
+	return sd.write(t, n)
+}
+
+// write creates the wallet table and the gift wall (all three dropped
+// when the test ends) and writes n rows, every fourth a recharge.
+func (sd *seed) write(t *testing.T, n int) *seed {
+	s := sd.s
+	sd.types, sd.want = map[string]string{}, map[string]int64{}
 	ddl := append(seedwallet.TableDDL(s.Dialect().Name, sd.table), seedwallet.WallDDL(sd.wall))
 	for _, q := range ddl {
 		if _, err := s.DB().Exec(q); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := s.MigrateProjections(context.Background(), sd.ledger); err != nil {
-		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		for _, tb := range []string{sd.table, sd.wall, sd.ledger} {
