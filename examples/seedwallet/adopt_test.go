@@ -92,7 +92,7 @@ func testAdoptSeedWallet(t *testing.T, s store.Store, mode tagMode) {
 	t.Cleanup(func() { _ = pub.Close() })
 	stopRelay := run(t, relayOf(t, s, seedwallet.Lane(sd.table, pub)).Run)
 	testenv.WaitFor(t, time.Minute, 10*time.Millisecond, "every row delivered", func() bool {
-		return sd.delivered(t) == len(sd.types)
+		return countRows(t, sd.s, sd.table, "delivered") == len(sd.types)
 	})
 	stopRelay()
 	msgs := c.Messages(seedwallet.Topic)
@@ -168,14 +168,6 @@ func (sd *seed) write(t *testing.T, n int) *seed {
 		}
 	}
 	return sd
-}
-
-func (sd *seed) delivered(t *testing.T) int {
-	var n int
-	if err := sd.s.DB().QueryRow("SELECT COUNT(*) FROM " + sd.table + " WHERE status = 'delivered'").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // checkMessages checks the topic: each row's message once, the crashed

@@ -61,7 +61,7 @@ func TestAdoptSeedWalletFromConfig(t *testing.T) {
 			off, _ := c.CommittedOffset("seed_gift_wall", seedwallet.Topic, q)
 			acked += off
 		}
-		return sd.delivered(t) == len(sd.types) && acked == int64(len(sd.types)+len(crashed))
+		return countRows(t, sd.s, sd.table, "delivered") == len(sd.types) && acked == int64(len(sd.types)+len(crashed))
 	})
 	stop()
 	checkMessages(t, c.Messages(seedwallet.Topic), sd, crashed, tagModes[0])

@@ -18,50 +18,49 @@ const (
 	WalletRecharged   = "WalletRecharged"
 )
 
-// ddl is wallet_outbox as the service created it, per database ({{T}} is
-// the table's name); the two indexes serve its worker's claims and
-// Herald's alike.
-var ddl = map[string]string{
-	"sqlite": `CREATE TABLE {{T}} (
-  app_code TEXT NOT NULL, event_id TEXT NOT NULL PRIMARY KEY, event_type TEXT NOT NULL,
-  transaction_id TEXT NOT NULL, command_id TEXT NOT NULL, user_id INTEGER NOT NULL, asset_type TEXT NOT NULL,
-  available_delta INTEGER NOT NULL, frozen_delta INTEGER NOT NULL, payload_json TEXT NOT NULL,
-  created_at_ms INTEGER NOT NULL, status TEXT NOT NULL DEFAULT 'pending', retry_count INTEGER NOT NULL DEFAULT 0,
-  next_retry_at_ms INTEGER NOT NULL DEFAULT 0, lock_until_ms INTEGER NOT NULL DEFAULT 0,
-  worker_id TEXT NOT NULL DEFAULT '', last_error TEXT NOT NULL DEFAULT '')`,
-	"mysql": `CREATE TABLE {{T}} (
-  app_code VARCHAR(32) NOT NULL, event_id VARCHAR(64) NOT NULL PRIMARY KEY, event_type VARCHAR(64) NOT NULL,
-  transaction_id VARCHAR(64) NOT NULL, command_id VARCHAR(64) NOT NULL, user_id BIGINT NOT NULL,
-  asset_type VARCHAR(16) NOT NULL, available_delta BIGINT NOT NULL, frozen_delta BIGINT NOT NULL,
-  payload_json JSON NOT NULL, created_at_ms BIGINT NOT NULL, status VARCHAR(16) NOT NULL DEFAULT 'pending',
-  retry_count INT NOT NULL DEFAULT 0, next_retry_at_ms BIGINT NOT NULL DEFAULT 0, lock_until_ms BIGINT NOT NULL DEFAULT 0,
-  worker_id VARCHAR(128) NOT NULL DEFAULT '', last_error VARCHAR(1024) NOT NULL DEFAULT '',
-  KEY {{T}}_due (status, next_retry_at_ms), KEY {{T}}_lock (status, lock_until_ms)) ENGINE=InnoDB`,
-	"postgres": `CREATE TABLE {{T}} (
-  app_code TEXT NOT NULL, event_id TEXT NOT NULL PRIMARY KEY, event_type TEXT NOT NULL,
-  transaction_id TEXT NOT NULL, command_id TEXT NOT NULL, user_id BIGINT NOT NULL, asset_type TEXT NOT NULL,
-  available_delta BIGINT NOT NULL, frozen_delta BIGINT NOT NULL, payload_json JSONB NOT NULL,
-  created_at_ms BIGINT NOT NULL, status TEXT NOT NULL DEFAULT 'pending', retry_count INT NOT NULL DEFAULT 0,
-  next_retry_at_ms BIGINT NOT NULL DEFAULT 0, lock_until_ms BIGINT NOT NULL DEFAULT 0,
-  worker_id TEXT NOT NULL DEFAULT '', last_error TEXT NOT NULL DEFAULT '')`,
+// sqlTypes are the column types the tables use on one database.
+type sqlTypes struct{ key, text, long, bigint, json, tail string }
+
+var typesOf = map[string]sqlTypes{
+	"sqlite":   {key: "TEXT", text: "TEXT", long: "TEXT", bigint: "INTEGER", json: "TEXT"},
+	"mysql":    {key: "VARCHAR(64)", text: "VARCHAR(128)", long: "VARCHAR(1024)", bigint: "BIGINT", json: "JSON", tail: " ENGINE=InnoDB"},
+	"postgres": {key: "TEXT", text: "TEXT", long: "TEXT", bigint: "BIGINT", json: "JSONB"},
 }
 
-// indexes are the claim indexes where the DDL cannot declare them inline.
+// walletColumns are wallet_outbox's own columns; workerColumns those of
+// its worker's bookkeeping, which the room outbox shares.
+const (
+	walletColumns = `app_code {{TEXT}} NOT NULL, event_id {{KEY}} NOT NULL PRIMARY KEY, event_type {{TEXT}} NOT NULL,
+  transaction_id {{TEXT}} NOT NULL, command_id {{TEXT}} NOT NULL, user_id {{BIGINT}} NOT NULL,
+  asset_type {{TEXT}} NOT NULL, available_delta {{BIGINT}} NOT NULL, frozen_delta {{BIGINT}} NOT NULL,
+  payload_json {{JSON}} NOT NULL, `
+	workerColumns = `created_at_ms {{BIGINT}} NOT NULL, status {{TEXT}} NOT NULL DEFAULT 'pending',
+  retry_count INT NOT NULL DEFAULT 0, next_retry_at_ms {{BIGINT}} NOT NULL DEFAULT 0,
+  lock_until_ms {{BIGINT}} NOT NULL DEFAULT 0, worker_id {{TEXT}} NOT NULL DEFAULT '',
+  last_error {{LONG}} NOT NULL DEFAULT ''`
+)
+
+// indexes serve the old worker's claims and Herald's alike.
 var indexes = []string{
 	`CREATE INDEX {{T}}_due ON {{T}} (status, next_retry_at_ms)`,
 	`CREATE INDEX {{T}}_lock ON {{T}} (status, lock_until_ms)`,
 }
 
 // TableDDL returns the statements that create the wallet table named
-// table on the database of the dialect named dialect (sqlite, mysql,
-// postgres).
-func TableDDL(dialect, table string) []string {
-	r := strings.NewReplacer("{{T}}", table)
-	out := []string{r.Replace(ddl[dialect])}
-	if dialect != "mysql" {
-		for _, ix := range indexes {
-			out = append(out, r.Replace(ix))
-		}
+// table as the service created it (its own column names, five status
+// values, epoch-millisecond times) on the database of the dialect named
+// dialect (sqlite, mysql, postgres).
+func TableDDL(dialect, table string) []string { return outboxDDL(dialect, table, walletColumns) }
+
+// outboxDDL returns the CREATE TABLE of an outbox with columns, the
+// worker's columns and the claim indexes.
+func outboxDDL(dialect, table, columns string) []string {
+	ty := typesOf[dialect]
+	r := strings.NewReplacer("{{T}}", table, "{{KEY}}", ty.key, "{{TEXT}}", ty.text, "{{LONG}}", ty.long,
+		"{{BIGINT}}", ty.bigint, "{{JSON}}", ty.json)
+	out := []string{r.Replace("CREATE TABLE {{T}} (" + columns + workerColumns + ")" + ty.tail)}
+	for _, ix := range indexes {
+		out = append(out, r.Replace(ix))
 	}
 	return out
 }
