@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/broker"
+	"github.com/heraldhq/herald/lane"
 	"github.com/heraldhq/herald/relay"
 	"github.com/heraldhq/herald/store"
 )
@@ -29,16 +30,19 @@ var RoomMapping = store.Mapping{
 
 // RoomLanes relay the room outbox to "room.{event_type}" and the robot
 // outbox to "robot.{event_type}" through pub. A robot event older than
-// robotTTL is deleted instead of published: a late gift animation is worse
-// than none.
+// robotTTL is deleted instead of published (a late gift animation is worse
+// than none), and delivered robot rows are deleted by retention once
+// robotTTL has passed since the claim that delivered them: the robot table
+// keeps only what is still worth showing.
 func RoomLanes(roomTable, robotTable string, pub broker.Publisher, robotTTL time.Duration) []relay.Lane {
-	lane := func(name, table string) relay.Lane {
+	laneOn := func(name, table string) relay.Lane {
 		m := RoomMapping
 		return relay.Lane{Name: name, Table: table, Publisher: pub, Destination: broker.MustParseTemplate(name + ".{event_type}"),
 			PollInterval: 50 * time.Millisecond, PublishTimeout: 5 * time.Second,
 			Columns: m.Columns, Statuses: m.Statuses, TimeUnit: m.TimeUnit}
 	}
-	robots := lane("robot", robotTable)
+	robots := laneOn("robot", robotTable)
 	robots.DiscardAfter = robotTTL
-	return []relay.Lane{lane("room", roomTable), robots}
+	robots.Retention = lane.Retention{Delivered: robotTTL, Dead: 24 * time.Hour}
+	return []relay.Lane{laneOn("room", roomTable), robots}
 }
