@@ -26,7 +26,7 @@ type Field = projection.Field
 // naming the attribute and its source.
 func (p *Projector) admit(ctx context.Context, m broker.Received) (broker.Received, bool) {
 	ev, err := p.resolver.Resolve(m.Event)
-	if !projection.Failed(err, "type") && !p.cfg.wants(ev.Type) {
+	if !projection.Failed(err, "type") && !p.cfg.Wants(ev.Type) {
 		settle(m.Ack) // not this projection's: no row, no handler
 		return m, false
 	}

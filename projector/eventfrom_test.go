@@ -22,11 +22,11 @@ func TestEventFromRefusesBadConfig(t *testing.T) {
 	s := projectortest.SQLite(t.TempDir() + "/f.db")(t)
 	h := func(context.Context, *sql.Tx, herald.Event) error { return nil }
 	for want, ef := range map[string]projector.EventFrom{
-		"EventFrom.id: give path or header, not both": {ID: projector.Field{Path: "$.id", Header: "x-id"}},
-		"EventFrom.tenant: path \"$.[\"":              {Tenant: projector.Field{Path: "$.["}},
-		"EventFrom.key: path \"$.keys[*]\" selects":   {Key: projector.Field{Path: "$.keys[*]"}},
+		"event_from.id: give path or header, not both": {ID: projector.Field{Path: "$.id", Header: "x-id"}},
+		"event_from.tenant: path \"$.[\"":              {Tenant: projector.Field{Path: "$.["}},
+		"event_from.key: path \"$.keys[*]\" selects":   {Key: projector.Field{Path: "$.keys[*]"}},
 	} {
-		_, err := projector.New(projector.Config{Name: "x", Store: s, Handler: h, EventFrom: ef})
+		_, err := projector.New(projector.Config{Settings: projector.Settings{Name: "x", EventFrom: ef}, Store: s, Handler: h})
 		if !errors.Is(err, projector.ErrConfig) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%+v: got %v, want ErrConfig naming %q", ef, err, want)
 		}

@@ -51,6 +51,6 @@ func NewWall(s store.Store, table, ledger string, log *slog.Logger) (*projector.
 		_, err := tx.ExecContext(ctx, upsert, ev.Tenant, m.Payload.Receiver, m.Payload.GiftID, m.Payload.Count)
 		return err
 	}
-	return projector.New(projector.Config{Name: "seed_gift_wall", Store: s, Table: ledger, Handler: apply,
-		IncludeTypes: []string{WalletGiftDebited}, EventFrom: EventFrom, Logger: log})
+	return projector.New(projector.Config{Settings: projector.Settings{Name: "seed_gift_wall", Table: ledger,
+		IncludeTypes: []string{WalletGiftDebited}, EventFrom: EventFrom}, Store: s, Handler: apply, Logger: log})
 }

@@ -97,7 +97,7 @@ func projectBodyIDs(t *testing.T, b Backend, cfg BodyIDConfig, run string) {
 	t.Cleanup(func() { _, _ = s.DB().Exec("DROP TABLE " + ledger) })
 	model := NewModel(t, s)
 	var bad sync.Map // ids or tenants the handler saw that are not the body's
-	p, err := projector.New(projector.Config{Name: "bodyids", Store: s, Table: ledger, EventFrom: BodyIDs,
+	p, err := projector.New(projector.Config{Settings: projector.Settings{Name: "bodyids", Table: ledger, EventFrom: BodyIDs}, Store: s,
 		Logger: slog.New(slog.DiscardHandler),
 		Handler: func(ctx context.Context, tx *sql.Tx, ev herald.Event) error {
 			if !strings.HasPrefix(ev.ID, run+"-") || ev.Tenant != "voice" {
