@@ -86,6 +86,11 @@ func (l Lane) validateMapped(m store.Mapping) []error {
 	if l.Tenant != "" && m.Columns.Tenant == "" {
 		refuse("tenant", "needs columns.tenant on a mapped table")
 	}
+	for _, h := range l.Destination.HeaderNames() {
+		if _, ok := m.HeaderColumns[h]; !ok && m.Columns.Headers == "" {
+			refuse("destination", fmt.Sprintf("{header.%s} is no header_columns entry, and the table has no columns.headers: every row would go dead", h))
+		}
+	}
 	if l.DiscardAfter > 0 && m.Columns.CreatedAt == "" {
 		refuse("discard_after", "needs columns.created_at on a mapped table")
 	}

@@ -23,7 +23,7 @@ func (t *Table) Check(ctx context.Context) error {
 		return &store.MappingError{Table: t.name, NoTable: true}
 	}
 	e := &store.MappingError{Table: t.name}
-	for _, name := range append(t.m.Columns.Names(), t.m.BodyColumns()...) {
+	for _, name := range slices.Concat(t.m.Columns.Names(), t.m.BodyColumns(), t.m.HeaderColumnNames()) {
 		if _, ok := cols[strings.ToLower(name)]; !ok {
 			e.Missing = append(e.Missing, name)
 		}
