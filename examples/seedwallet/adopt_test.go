@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,7 +85,7 @@ func testAdoptSeedWallet(t *testing.T, s store.Store, mode tagMode) {
 		t.Fatal(err)
 	}
 	cfg := mode.cfg
-	cfg.NameServers = []string{c.NameServer()}
+	cfg.NameServers, cfg.KeyHeaders = []string{c.NameServer()}, seedwallet.KeyHeaders
 	pub, err := rocketmq.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +185,9 @@ func checkMessages(t *testing.T, msgs []rmqfake.Message, sd *seed, crashed []str
 		bodies[w.EventID] = append(bodies[w.EventID], string(m.Body))
 		if want := mode.tagOf(sd.types[w.EventID]); m.Tags != want || w.EventType != sd.types[w.EventID] {
 			t.Errorf("[tag] %s: tag %q type %q, want %q %q", w.EventID, m.Tags, w.EventType, want, sd.types[w.EventID])
+		}
+		if want := []string{w.EventID, "tx-" + w.EventID, "cmd-" + w.EventID}; !slices.Equal(m.Keys, want) {
+			t.Errorf("[keys] %s: keys %q, want %q (the old worker's)", w.EventID, m.Keys, want)
 		}
 	}
 	if len(msgs) != len(sd.types)+len(crashed) {

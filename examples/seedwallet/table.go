@@ -74,7 +74,15 @@ var Mapping = store.Mapping{
 		InFlight: "delivering", Delivered: "delivered", Dead: "dead"},
 	TimeUnit: store.TimeEpochMillis,
 	Body:     Body,
+	// The old worker's keys after the event id: the RocketMQ publisher's
+	// key_headers (KeyHeaders) name these headers.
+	HeaderColumns: map[string]string{"transactionId": "transaction_id", "commandId": "command_id"},
 }
+
+// KeyHeaders are the headers whose values follow the event id in each
+// message's RocketMQ keys, as the old worker sets them: give them to the
+// publisher (rocketmq.Config.KeyHeaders).
+var KeyHeaders = []string{"transactionId", "commandId"}
 
 // Body is the wallet message built from a row, field for field as the old
 // worker builds it (Message).
@@ -91,10 +99,11 @@ var Body = []store.BodyField{
 const Source = "wallet"
 
 // Lane relays the wallet table named table to Topic through pub (a
-// RocketMQ publisher, in the tag mode the consumers expect).
+// RocketMQ publisher, in the tag mode the consumers expect, with
+// KeyHeaders).
 func Lane(table string, pub broker.Publisher) relay.Lane {
 	m := Mapping
 	return relay.Lane{Name: "wallet", Table: table, Publisher: pub, Destination: broker.MustParseTemplate(Topic),
 		PollInterval: 50 * time.Millisecond, PublishTimeout: 5 * time.Second,
-		Columns: m.Columns, Statuses: m.Statuses, TimeUnit: m.TimeUnit, Body: m.Body}
+		Columns: m.Columns, Statuses: m.Statuses, TimeUnit: m.TimeUnit, Body: m.Body, HeaderColumns: m.HeaderColumns}
 }
