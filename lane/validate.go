@@ -80,8 +80,8 @@ func (l Lane) validateMapped(m store.Mapping) []error {
 	if l.FairTenants {
 		refuse("fair_tenants", "is not supported on a mapped table (columns) yet")
 	}
-	if l.Retention.Enabled() {
-		refuse("retention", "is not supported on a mapped table (columns) yet: its own cleanup keeps running")
+	if l.Retention.Active > 0 && m.Columns.CreatedAt == "" {
+		refuse("retention.active", "needs columns.created_at on a mapped table")
 	}
 	if l.Tenant != "" && m.Columns.Tenant == "" {
 		refuse("tenant", "needs columns.tenant on a mapped table")
