@@ -251,7 +251,7 @@ func (t *Table) lease(ctx context.Context, tx Runner, p store.ClaimParams, recs 
 		recs[i].LeaseOwner = p.Owner
 		recs[i].AvailableAt = time.Now().Add(p.Lease)
 	}
-	q := "UPDATE " + t.quoted + " SET " + set + " WHERE " + c.ID + " IN (" + sqlbuild.Marks(len(ids)) + ")"
+	q := t.updateByID() + set + " WHERE " + c.ID + " IN (" + sqlbuild.Marks(len(ids)) + ")"
 	_, err := tx.ExecContext(ctx, t.rebind(q), append(args, sqlbuild.StringArgs(ids)...)...)
 	return err
 }

@@ -68,6 +68,9 @@ type Dialect struct {
 	// for it to check that the index order it relies on holds.
 	Cursor     bool
 	PrimaryKey func(ctx context.Context, q Runner, table string) ([]string, error)
+	// PrimaryHint makes a statement find rows by primary key
+	// (" FORCE INDEX (PRIMARY)"), used where the id column is the key.
+	PrimaryHint string
 	// Widths returns the character widths of a table's bounded text
 	// columns, by lower-case name; nil where text has no width (SQLite).
 	Widths func(ctx context.Context, q Runner, table string) (map[string]int, error)
