@@ -66,14 +66,7 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 	defer srv.Close(bg)
 	base := "http://" + srv.Addr()
 	fillHour(srv.series, "main")
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return s
-	}
+	text := texter(t, ctx)
 	status := func(id string) store.Status {
 		r, err := st.Get(bg, herald.DefaultTable, id)
 		if err != nil {

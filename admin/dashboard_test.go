@@ -55,6 +55,19 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
+// texter returns a function that reads the text of a CSS selector in the
+// browser of ctx, failing t when it cannot.
+func texter(t *testing.T, ctx context.Context) func(sel string) string {
+	return func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+}
+
 // Rule: the dashboard, in a real browser, shows every lane's rows by state
 // and each table's rows that no lane selects, follows new events without a
 // reload, and links a lane's dead count to its dead letters (ids and
@@ -74,14 +87,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	defer srv.Close(bg)
 
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return s
-	}
+	text := texter(t, ctx)
 	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+srv.Addr()+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#lanes tr[data-lane="main"]`))); err != nil {
 		t.Fatal(err)
