@@ -125,7 +125,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"gift-1", "<b>GiftSent</b>", "broker said no", time.Now().Format("2006")} {
+	for _, want := range []string{"gift-1", "<b>GiftSent</b>", "broker said no", "died", "ago"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("dead letter row %q lacks %q", row, want)
 		}
