@@ -87,7 +87,7 @@ func TestDashboardProjectionPageInBrowser(t *testing.T) {
 	err = chromedp.Do(ctx, chromedp.EmulateViewport(1200, 900), chromedp.Navigate("http://"+srv.Addr()+"/"),
 		chromedp.Click(chromedp.CSS(`#projections tr[data-projection="gift_wall"] td.name a`)),
 		chromedp.WaitVisible(chromedp.CSS(`#proj-dead tr[data-event-id="x-dead-1"]`)),
-		chromedp.Poll[chromedp.Void](`document.querySelector("#chart-proj-lag polyline").getAttribute("points") !== ""`))
+		chromedp.Poll[chromedp.Void](`(document.querySelector("#chart-proj-lag polyline")?.getAttribute("points") || "") !== ""`))
 	if err != nil {
 		t.Fatalf("from the overview to the projection page: %v", err)
 	}
