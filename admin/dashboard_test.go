@@ -133,4 +133,15 @@ func TestDashboardInBrowser(t *testing.T) {
 	if strings.Contains(html, "4111") || strings.Contains(html, "<b>GiftSent") {
 		t.Errorf("the dead letters must show neither payloads nor event data as markup:\n%s", html)
 	}
+
+	// The count of rows no lane selects leads to those rows, and only those.
+	err = chromedp.Do(ctx, chromedp.Navigate("http://"+srv.Addr()+"/"),
+		chromedp.Click(chromedp.CSS(`#unselected tr[data-table="herald_outbox"] td.rows a`)),
+		chromedp.WaitVisible(chromedp.CSS(`#unselected-events tr[data-event-id="orphan-1"]`)))
+	if err != nil {
+		t.Fatalf("drill-down from rows no lane selects: %v", err)
+	}
+	if rows := text(`#unselected-events tbody`); strings.Contains(rows, "gift-") || !strings.Contains(rows, "Orphan") {
+		t.Errorf("rows no lane selects lists %q; want orphan-1 alone", rows)
+	}
 }
