@@ -166,6 +166,11 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("search by key: %v", err)
 	}
+	err = chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`(document.querySelector('tr[data-lane="main"] svg.spark.rate polyline')?.getAttribute("points") || "").split(" ").length >= 200 &&
+		(document.querySelector('tr[data-lane="main"] svg.spark.lag_seconds polyline')?.getAttribute("points") || "").split(" ").length >= 200`))
+	if err != nil {
+		t.Fatalf("the overview must draw the lane's last hour as sparklines: %v", err)
+	}
 	screenshot(t, ctx, "dashboard-overview")
 }
 

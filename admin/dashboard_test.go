@@ -102,6 +102,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	if s := text(`tr[data-lane="main"] td.state`); s != "ok" {
 		t.Errorf("lane main shows state %q; want ok", s)
 	}
+	if c, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector('tr[data-lane="main"] td.state')).color`)); err != nil || c != "rgb(23, 105, 45)" {
+		t.Errorf("lane main's ok state is coloured %q (%v); want green rgb(23, 105, 45)", c, err)
+	}
 	if s := text(`tr[data-lane="main"] td.store`); s != DefaultStore {
 		t.Errorf("lane main shows store %q; want %s", s, DefaultStore)
 	}
