@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +139,18 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`document.querySelector("#chart-lag polyline").getAttribute("points").split(" ").length >= 200`))
 	if err != nil {
 		t.Fatalf("lane page: %v", err)
+	}
+	// Hovering a chart shows the nearest point's time and value, with its unit.
+	tip, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const svg = document.querySelector("#chart-lag"), r = svg.getBoundingClientRect();
+		svg.dispatchEvent(new MouseEvent("mousemove", {clientX: r.left + r.width / 2, clientY: r.top + 40, bubbles: true}));
+		return svg.querySelector("text.tooltip").textContent;
+	})()`))
+	if err != nil || !regexp.MustCompile(`^\d{1,2}:\d\d:\d\d.*: [\d.]+ s$`).MatchString(tip) {
+		t.Errorf("hovering the lag chart shows %q (%v); want the point's time and its value in s", tip, err)
+	}
+	if y, _ := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(`#chart-lag text.y-max`))); !strings.HasSuffix(y, " s") {
+		t.Errorf("the lag chart's y axis is labelled %q; want its maximum in s", y)
 	}
 	screenshot(t, ctx, "dashboard-lane")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#next-page`)),
