@@ -56,6 +56,10 @@ func TestDashboardReadsAtAGlanceInBrowser(t *testing.T) {
 		Error: "nats: no servers available for connection", Node: "n1"}); err != nil {
 		t.Fatal(err)
 	}
+	enqueue(t, st, herald.Event{ID: "bad-headers", Topic: "t", Type: "Paid"})
+	if _, err := st.DB().Exec(`UPDATE herald_outbox SET headers = '{"x-n": 5}' WHERE event_id = 'bad-headers'`); err != nil {
+		t.Fatal(err)
+	}
 	srv, err := Listen("127.0.0.1:0", prometheus.NewRegistry(), st, []relay.Lane{{Name: "main", Table: herald.DefaultTable}},
 		WithToken("s3cret"))
 	if err != nil {
@@ -102,6 +106,14 @@ func TestDashboardReadsAtAGlanceInBrowser(t *testing.T) {
 	}
 	if e := text(`#last-error`); !strings.HasPrefix(e, "delivered since") || !strings.Contains(e, "timeout waiting for ack") {
 		t.Errorf("a delivered event's page shows its error as %q", e)
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/lanes/main/events/bad-headers"),
+		chromedp.WaitVisible(chromedp.CSS(`#event-fields[data-status="pending"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if h := text(`#headers tbody`); !strings.Contains(h, "invalid as stored") || !strings.Contains(h, `header "x-n" is a number`) {
+		t.Errorf("invalid stored headers show as %q; want why they are invalid", h)
 	}
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/lanes/main/events/hdr-1"),

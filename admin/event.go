@@ -61,6 +61,9 @@ type EventDetail struct {
 	// PayloadHidden says payload and headers were left out: they are
 	// shown only to callers with the admin token (see Hide).
 	PayloadHidden bool `json:"payload_hidden,omitempty"`
+	// HeadersError says why the stored headers are not a JSON object of
+	// strings (a row written by plain SQL): they are then not shown.
+	HeadersError string `json:"headers_error,omitempty"`
 	// HeadersCount is how many headers the event has, hidden or not.
 	HeadersCount int             `json:"headers_count"`
 	Receipt      json.RawMessage `json:"receipt,omitempty"`
@@ -84,6 +87,9 @@ func NewEventDetail(r store.Record, history []store.Replay) EventDetail {
 		AvailableAt:  r.AvailableAt.UTC(), LeaseOwner: r.LeaseOwner, Replays: make([]ReplayEntry, len(history))}
 	if d.Headers == nil {
 		d.Headers = map[string]string{}
+	}
+	if r.HeadersErr != nil {
+		d.HeadersError = r.HeadersErr.Error()
 	}
 	p := r.Event.Payload
 	if len(p) > MaxPayloadShown {
