@@ -95,6 +95,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	if pending, dead := text(`tr[data-lane="main"] td.pending`), text(`tr[data-lane="main"] td.dead`); pending != "1" || dead != "1" {
 		t.Errorf("lane main shows pending %q, dead %q; want 1 and 1", pending, dead)
 	}
+	for class, status := range map[string]string{"pending": "pending", "retrying": "pending", "in-flight": "in_flight", "delivered": "delivered"} {
+		href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('tr[data-lane="main"] td.`+class+` a').getAttribute("href")`))
+		if err != nil || href != "/lanes/main?status="+status {
+			t.Errorf("lane main's %s count links to %q (%v); want its events, status %s", class, href, err, status)
+		}
+	}
 	if n := text(`#unselected tr[data-table="herald_outbox"] td.rows`); n != "1" {
 		t.Errorf("table herald_outbox shows %q rows no lane selects; want 1", n)
 	}
@@ -113,7 +119,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err := st.SetLanePaused(bg, "main", true); err != nil {
 		t.Fatal(err)
 	}
-	err = chromedp.Do(ctx, chromedp.WaitVisible(`//tr[@data-lane="main"]/td[contains(@class,"pending") and text()="2"]`),
+	err = chromedp.Do(ctx, chromedp.WaitVisible(`//tr[@data-lane="main"]/td[contains(@class,"pending") and .="2"]`),
 		chromedp.WaitVisible(`//tr[@data-lane="main"]/td[contains(@class,"state") and text()="paused"]`))
 	if err != nil {
 		t.Fatalf("the dashboard did not follow a new event and the lane's pause: %v", err)
