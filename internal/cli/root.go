@@ -74,7 +74,8 @@ func Main(ctx context.Context, d config.Drivers, args []string, stdout, stderr i
 	a.sayError(err)
 	var ue usageError
 	var ce *daemon.ConfigError
-	if errors.As(err, &ue) || errors.As(err, &ce) || errors.Is(err, config.ErrInvalid) ||
+	var le *config.UnknownLaneError
+	if errors.As(err, &ue) || errors.As(err, &ce) || errors.As(err, &le) || errors.Is(err, config.ErrInvalid) ||
 		errors.Is(err, store.ErrMisconfigured) || isCobraUsage(err) {
 		return ExitUsage
 	}
