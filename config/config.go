@@ -89,6 +89,18 @@ type Log struct {
 	Format string `yaml:"format"`
 }
 
+// WithDefaults returns a copy of l with its defaults applied: level info,
+// format text.
+func (l Log) WithDefaults() Log {
+	if l.Level == "" {
+		l.Level = "info"
+	}
+	if l.Format == "" {
+		l.Format = "text"
+	}
+	return l
+}
+
 // ErrInvalid marks every configuration error; the CLI exits 2 on it.
 var ErrInvalid = errors.New("invalid config")
 
