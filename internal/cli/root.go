@@ -191,6 +191,7 @@ func (a *app) logger(f *config.File) (*slog.Logger, error) {
 	} else {
 		a.log = slog.New(slog.NewTextHandler(a.stderr, opts))
 	}
+	a.routeDependencyLogs(a.log)
 	return a.log, nil
 }
 
