@@ -56,8 +56,9 @@ func TestDependencyLogsFollowTheLogFormat(t *testing.T) {
 // a closed loopback port logs the failed exports as text lines at WARN; no
 // line is JSON (they were JSON lines at INFO from a vitess log shim).
 func TestOTLPExportErrorsAreTextLines(t *testing.T) {
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t))) // nothing listens
-	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")                                                       // export every 100 ms, not 5 s
+	// Nothing listens on the port; the exporter sends every 100 ms, not 5 s.
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t)))
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, "")
 	appendConfig(t, cfg, "log: {format: text}\n")
