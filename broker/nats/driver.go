@@ -40,7 +40,8 @@ func (d Driver) NewConfig() broker.DriverConfig { return &BrokerConfig{embed: d.
 // BrokerConfig is a broker entry of type nats, as written in YAML: the
 // subset of Config a config file sets, and an optional embedded server.
 type BrokerConfig struct {
-	// URL of the server; ignored with embedded. Defaults to nats://127.0.0.1:4222.
+	// URL of the server. Defaults to nats://127.0.0.1:4222; with Embedded,
+	// ApplyDefaults sets it to the embedded server's address.
 	URL string `yaml:"url"`
 	// Stream is the JetStream stream the subjects belong to.
 	Stream string `yaml:"stream"`
