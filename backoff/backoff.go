@@ -24,11 +24,11 @@ const (
 // Policy is an exponential backoff. Its users give it their defaults.
 type Policy struct {
 	// Initial is the wait after the first failure.
-	Initial time.Duration
+	Initial time.Duration `yaml:"initial"`
 	// Max caps the wait.
-	Max time.Duration
+	Max time.Duration `yaml:"max"`
 	// Jitter randomises the wait; empty means none.
-	Jitter Jitter
+	Jitter Jitter `yaml:"jitter,omitempty"`
 }
 
 // Delay returns the wait after failed attempt number attempt (1-based):

@@ -28,3 +28,20 @@ func TestDelay(t *testing.T) {
 		}
 	}
 }
+
+// Rule: a Series waits Initial after the first failure, doubles per
+// failure in a row up to Max, and starts over at Initial after Reset.
+func TestSeries(t *testing.T) {
+	s := Series{Policy: Policy{Initial: 50 * time.Microsecond, Max: time.Millisecond}}
+	want := []time.Duration{50 * time.Microsecond, 100 * time.Microsecond, 200 * time.Microsecond,
+		400 * time.Microsecond, 800 * time.Microsecond, time.Millisecond, time.Millisecond}
+	for i, w := range want {
+		if got := s.Next(); got != w {
+			t.Fatalf("failure %d: %v, want %v", i+1, got, w)
+		}
+	}
+	s.Reset()
+	if got := s.Next(); got != 50*time.Microsecond {
+		t.Fatalf("after Reset: %v, want Initial 50µs", got)
+	}
+}

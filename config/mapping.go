@@ -9,7 +9,8 @@ func (f *File) validateMappings() []error {
 	var errs []error
 	first := map[string]int{}
 	for i, l := range f.Lanes {
-		where := l.Store + "\x00" + l.Table
+		table := l.WithDefaults().Table // an unset table is the default one
+		where := l.Store + "\x00" + table
 		j, ok := first[where]
 		if !ok {
 			first[where] = i
@@ -17,7 +18,7 @@ func (f *File) validateMappings() []error {
 		}
 		if fmt.Sprint(l.Mapping()) != fmt.Sprint(f.Lanes[j].Mapping()) {
 			errs = append(errs, fmt.Errorf("lanes[%d] (%s).columns: lane %s reads table %s through another mapping (columns, "+
-				"statuses, time_unit, body must be the same on every lane of a table)", i, l.Name, f.Lanes[j].Name, l.Table))
+				"statuses, time_unit, body must be the same on every lane of a table)", i, l.Name, f.Lanes[j].Name, table))
 		}
 	}
 	return errs

@@ -82,6 +82,8 @@ func TestAdoptBadMappingNamesTheKey(t *testing.T) {
 			key + `body[0].payload: "base64" is not one of raw, string`},
 		"table read two ways": {[]string{"time_unit: epoch_ms", "time_unit: epoch_ms\n  - {name: plain, table: wallet_outbox, destination: x}"},
 			"lanes[1] (plain).columns: lane wallet reads table wallet_outbox through another mapping"},
+		"default table read two ways": {[]string{"table: wallet_outbox", "table: herald_outbox", "time_unit: epoch_ms", "time_unit: epoch_ms\n  - {name: plain, destination: x}"},
+			"lanes[1] (plain).columns: lane wallet reads table herald_outbox through another mapping"},
 		"tenant without column": {[]string{"tenant: app_code, ", "", "time_unit: epoch_ms", "time_unit: epoch_ms\n    tenant: live"},
 			key + "tenant: needs columns.tenant"},
 	}

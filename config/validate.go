@@ -18,9 +18,6 @@ func (f *File) applyDefaults() {
 	}
 	for i := range f.Lanes {
 		l := &f.Lanes[i]
-		if l.Table == "" {
-			l.Table = herald.DefaultTable
-		}
 		if l.Broker == "" && len(f.Brokers) == 1 {
 			for name := range f.Brokers {
 				l.Broker = name

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/backoff"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/sleep"
@@ -17,10 +18,7 @@ import (
 // The wait between tries to open a database that is down at start: short
 // enough that a store relays within about two seconds of its database
 // coming up; a refused connection costs the database nothing.
-const (
-	storeRetryInitial = 500 * time.Millisecond
-	storeRetryMax     = 2 * time.Second
-)
+var storeRetry = backoff.Policy{Initial: 500 * time.Millisecond, Max: 2 * time.Second}
 
 // openWaiting opens the store (migrating its lanes' tables as allowed)
 // and checks that every lane's table is as this build reads it. While the
@@ -33,7 +31,7 @@ const (
 // would not fix them; other errors fail at once. It returns nil, nil when
 // ctx ends first.
 func (s *storeRun) openWaiting(ctx context.Context, migrate bool) (*Runtime, error) {
-	wait := storeRetryInitial
+	wait := backoff.Series{Policy: storeRetry}
 	var began time.Time
 	for {
 		rt, err := s.tryOpen(ctx, migrate)
@@ -57,10 +55,9 @@ func (s *storeRun) openWaiting(ctx context.Context, migrate bool) (*Runtime, err
 			began = time.Now()
 			s.log.Error("database unreachable at start; waiting for it", slog.String("error", err.Error()))
 		}
-		if !sleep.For(ctx, wait) {
+		if !sleep.For(ctx, wait.Next()) {
 			return nil, nil
 		}
-		wait = min(wait*2, storeRetryMax)
 	}
 }
 

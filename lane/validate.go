@@ -54,6 +54,9 @@ func (l Lane) Validate() error {
 	if len(l.Tenant) > maxTenant {
 		add("tenant", fmt.Errorf("is longer than %d bytes", maxTenant))
 	}
+	if l.FairTenants && l.Tenant != "" {
+		add("fair_tenants", fmt.Errorf("shares batches between tenants, but the lane is limited to tenant %q", l.Tenant))
+	}
 	if m := l.Mapping(); !m.IsZero() {
 		errs = append(errs, l.validateMapped(m)...)
 	}

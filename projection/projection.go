@@ -1,8 +1,9 @@
-// Package projection declares the `projections:` entries of a config
-// file: their YAML keys, their rules (Validate) and the named parameters
-// of their SQL statements (Compile). It is a leaf (the root package only),
-// so that package config reads them without linking the projector;
-// package sqlproj runs them.
+// Package projection declares a projector's settings (Settings, which
+// projector.Config embeds) and the `projections:` entries of a config file
+// that embed them: their YAML keys, defaults and rules (Validate) and the
+// named parameters of their SQL statements (Compile). It is a leaf (the
+// root package, the seams and backoff), so that package config reads them
+// without linking the projector; package sqlproj runs them.
 //
 // A statement names event values as :event.id, :event.type,
 // :event.tenant, :event.key (the partition key), :event.topic,
@@ -13,41 +14,31 @@
 package projection
 
 import (
+	"errors"
 	"fmt"
-	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/backoff"
 )
 
-// Projection is one entry of `projections`.
+// Projection is one entry of `projections`: the projector's Settings
+// (name, table, type filters, workers, max_attempts, retry), inline, and
+// what only a config file's projection has.
 type Projection struct {
-	// Name is the projection's name in the ledger. Required.
-	Name string `yaml:"name"`
+	Settings `yaml:",inline"`
 	// Store names the config file's store whose database holds the ledger
 	// and the read model (and the outbox of an outbox source); empty: the
 	// default store.
 	Store string `yaml:"store"`
 	// Source is where the events come from. Required.
 	Source Source `yaml:"source"`
-	// IncludeTypes / ExcludeTypes filter event types (projector.Config).
-	IncludeTypes []string `yaml:"include_types"`
-	ExcludeTypes []string `yaml:"exclude_types"`
-	// Table is the ledger table. Defaults to herald_projection_events.
-	Table string `yaml:"table"`
 	// Statements run in order, in the ledger's transaction. At least one.
 	Statements []string `yaml:"statements"`
-	// Workers, MaxAttempts: as projector.Config (defaults 4 and 10).
-	Workers     int `yaml:"workers"`
-	MaxAttempts int `yaml:"max_attempts"`
-	// Retry spaces retries of a failing event. Defaults to 1s, max 1m.
-	Retry Retry `yaml:"retry"`
 }
 
-// Retry is a projection's `retry` section.
-type Retry struct {
-	Initial time.Duration `yaml:"initial"`
-	Max     time.Duration `yaml:"max"`
-}
+// Retry is a projection's `retry` section: the projector's backoff
+// (Settings.Backoff).
+type Retry = backoff.Policy
 
 // Source is a projection's `source`: a broker subscription or an outbox
 // table of the store's database.
@@ -63,55 +54,48 @@ type Source struct {
 	Outbox string `yaml:"outbox"`
 }
 
-// Validate checks p without a database; path is its key path
-// ("projections[0]") for the errors.
+// Validate checks p without a database and returns one error per bad
+// key, each starting with its key path under path ("projections[0]"),
+// joined; nil when all are good.
 func (p Projection) Validate(path string) error {
-	switch {
-	case p.Name == "":
-		return fmt.Errorf("%s.name: required", path)
-	case (p.Source.Broker == "") == (p.Source.Outbox == ""):
-		return fmt.Errorf("%s.source: name a broker or an outbox table (one of them)", path)
-	case p.Source.Broker != "" && p.Source.Destination == "":
-		return fmt.Errorf("%s.source.destination: required with a broker", path)
-	case len(p.Statements) == 0:
-		return fmt.Errorf("%s.statements: at least one SQL statement is required", path)
-	case p.Workers < 0 || p.MaxAttempts < 0 || p.Retry.Initial < 0 || p.Retry.Max < 0:
-		return fmt.Errorf("%s: workers, max_attempts and retry must not be negative", path)
+	var errs []error
+	add := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s.%s: "+format, append([]any{path, key}, args...)...))
 	}
-	if p.Source.Outbox != "" {
-		if err := herald.ValidateIdentifier(p.Source.Outbox); err != nil {
-			return fmt.Errorf("%s.source.outbox: %v", path, err)
+	if err := p.Settings.Validate(); err != nil {
+		for _, e := range unjoin(err) {
+			errs = append(errs, fmt.Errorf("%s.%w", path, e))
 		}
+	}
+	switch {
+	case (p.Source.Broker == "") == (p.Source.Outbox == ""):
+		add("source", "name a broker or an outbox table (one of them)")
+	case p.Source.Broker != "" && p.Source.Destination == "":
+		add("source.destination", "required with a broker")
+	case p.Source.Outbox != "":
+		if err := herald.ValidateIdentifier(p.Source.Outbox); err != nil {
+			add("source.outbox", "%v", err)
+		}
+	}
+	if len(p.Statements) == 0 {
+		add("statements", "at least one SQL statement is required")
 	}
 	for i, s := range p.Statements {
 		if _, err := Compile(s, anyDialect); err != nil {
-			return fmt.Errorf("%s.statements[%d]: %v", path, i, err)
+			add(fmt.Sprintf("statements[%d]", i), "%v", err)
 		}
 	}
-	return p.validateNames(path)
+	return errors.Join(errs...)
+}
+
+// unjoin returns the errors errors.Join joined into err.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // anyDialect compiles statements for validation, before the store is known:
 // the parameters' names are checked the same way in every dialect.
 var anyDialect = herald.Dialect{Placeholder: func(int) string { return "?" }}
-
-// validateNames checks the name, the ledger table and the type filters as
-// the projector will.
-func (p Projection) validateNames(path string) error {
-	if len(p.Name) > 64 {
-		return fmt.Errorf("%s.name: %q is longer than 64 bytes", path, p.Name)
-	}
-	if p.Table != "" {
-		if err := herald.ValidateIdentifier(p.Table); err != nil {
-			return fmt.Errorf("%s.table: %v", path, err)
-		}
-	}
-	for key, types := range map[string][]string{"include_types": p.IncludeTypes, "exclude_types": p.ExcludeTypes} {
-		for i, t := range types {
-			if t == "" {
-				return fmt.Errorf("%s.%s[%d]: empty event type", path, key, i)
-			}
-		}
-	}
-	return nil
-}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/backoff"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/internal/sleep"
 	"github.com/heraldhq/herald/store"
@@ -32,7 +33,7 @@ func (p *Projector) handle(ctx context.Context, m broker.Received) {
 		p.ack(m)
 		return
 	}
-	storeErrs := newPause(10*time.Millisecond, 5*time.Second)
+	storeErrs := backoff.Series{Policy: pauseAfterError}
 	for {
 		res, err := p.cfg.Store.Apply(ctx, store.ApplyParams{ProjectionKey: key, Lease: p.cfg.Lease},
 			func(tx *sql.Tx) error { return p.call(ctx, tx, ev) })
@@ -56,7 +57,7 @@ func (p *Projector) handle(ctx context.Context, m broker.Received) {
 			if ctx.Err() == nil {
 				p.cfg.Logger.Warn("projector: apply failed", "projection", p.cfg.Name, "event_id", ev.ID, "err", err)
 			}
-			storeErrs.wait(ctx)
+			sleep.For(ctx, storeErrs.Next())
 		}
 		if ctx.Err() != nil {
 			settle(m.Nack)

@@ -86,8 +86,8 @@ func BenchmarkOutboxProjection(b *testing.B) {
 				_, _ = s.DB().Exec("DROP TABLE " + outbox)
 			})
 			enqueueKeyed(b, s, outbox, b.N, 100)
-			p, err := projector.New(projector.Config{Name: "count", Store: open(b), Table: table, Handler: model.Bump,
-				Workers: 8, BatchSize: 256, ApplyBatch: benchApplyBatch()})
+			p, err := projector.New(projector.Config{Store: open(b), Handler: model.Bump,
+				Settings: projector.Settings{Name: "count", Table: table, Workers: 8, BatchSize: 256, ApplyBatch: benchApplyBatch()}})
 			if err != nil {
 				b.Fatal(err)
 			}

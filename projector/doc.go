@@ -11,7 +11,7 @@
 // crash between commit and ack, two consumers racing) finds the row done
 // and is acknowledged without running the handler.
 //
-//	p, _ := projector.New(projector.Config{Name: "giftwall", Store: st, Handler: applyGift})
+//	p, _ := projector.New(projector.Config{Settings: projector.Settings{Name: "giftwall"}, Store: st, Handler: applyGift})
 //	_ = p.Migrate(ctx)
 //	sub, _ := nats.NewSubscriber(ctx, nats.SubscriberConfig{Stream: "EVENTS", Durable: "giftwall"})
 //	err := p.Run(ctx, sub)

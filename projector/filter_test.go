@@ -49,8 +49,9 @@ func TestTypeFilters(t *testing.T) {
 
 // TestTypeFiltersRefuseEmpty: an empty type in a filter is a config error.
 func TestTypeFiltersRefuseEmpty(t *testing.T) {
-	_, err := projector.New(projector.Config{Name: "x", Store: projectortest.SQLite(t.TempDir() + "/f.db")(t),
-		Handler: func(context.Context, *sql.Tx, herald.Event) error { return nil }, ExcludeTypes: []string{"A", ""}})
+	_, err := projector.New(projector.Config{Settings: projector.Settings{Name: "x", ExcludeTypes: []string{"A", ""}},
+		Store:   projectortest.SQLite(t.TempDir() + "/f.db")(t),
+		Handler: func(context.Context, *sql.Tx, herald.Event) error { return nil }})
 	if !errors.Is(err, projector.ErrConfig) {
 		t.Fatalf("got %v, want ErrConfig", err)
 	}

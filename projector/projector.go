@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/backoff"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/internal/sleep"
 	"github.com/heraldhq/herald/store"
@@ -62,7 +63,7 @@ func (p *Projector) Run(ctx context.Context, src broker.Subscriber) error {
 // receive moves messages from src to the workers until ctx ends. Receive
 // errors (a broker outage) are logged and retried with a growing pause.
 func (p *Projector) receive(ctx context.Context, src broker.Subscriber, shards []chan broker.Received) {
-	pause := newPause(10*time.Millisecond, 5*time.Second)
+	pause := backoff.Series{Policy: pauseAfterError}
 	for ctx.Err() == nil {
 		msgs, err := src.Receive(ctx, p.cfg.BatchSize)
 		if err != nil {
@@ -70,12 +71,12 @@ func (p *Projector) receive(ctx context.Context, src broker.Subscriber, shards [
 				return
 			}
 			p.cfg.Logger.Warn("projector: receive failed", "projection", p.cfg.Name, "err", err)
-			pause.wait(ctx)
+			sleep.For(ctx, pause.Next())
 			continue
 		}
-		pause.reset()
+		pause.Reset()
 		for i, m := range msgs {
-			if !p.cfg.wants(m.Event.Type) {
+			if !p.cfg.Wants(m.Event.Type) {
 				settle(m.Ack) // not this projection's: no row, no handler
 				continue
 			}
@@ -155,20 +156,10 @@ func settle(f func(context.Context) error) error {
 	return f(ctx)
 }
 
-// pause is a growing wait between failed attempts at the same thing.
-type pause struct {
-	min, max, cur time.Duration
-}
-
-func newPause(lo, hi time.Duration) *pause { return &pause{min: lo, max: hi, cur: lo} }
-
-func (p *pause) reset() { p.cur = p.min }
-
-// wait sleeps the current pause (or until ctx ends) and doubles it.
-func (p *pause) wait(ctx context.Context) {
-	sleep.For(ctx, p.cur)
-	p.cur = min(p.cur*2, p.max)
-}
+// pauseAfterError spaces the retries of a failed receive or store call:
+// short at first (a lost connection is often back at once), then up to 5s
+// while the broker or database stays away.
+var pauseAfterError = backoff.Policy{Initial: 10 * time.Millisecond, Max: 5 * time.Second}
 
 // ErrRewind is returned by Rebuild when the source cannot start over.
 var ErrRewind = errors.New("projector: the source cannot rewind")

@@ -52,9 +52,9 @@ func newFixture(t *testing.T, b projectortest.Backend) *fixture {
 // config returns a projector config on a new pool of the fixture's database.
 func (f *fixture) config(h projector.Handler) projector.Config {
 	return projector.Config{
-		Name: "count", Store: f.open(f.t), Table: f.table, Handler: h,
-		Backoff: projector.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond},
-		Logger:  slog.New(slog.DiscardHandler),
+		Settings: projector.Settings{Name: "count", Table: f.table,
+			Backoff: projector.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}},
+		Store: f.open(f.t), Handler: h, Logger: slog.New(slog.DiscardHandler),
 	}
 }
 

@@ -2,10 +2,11 @@ package relay
 
 import (
 	"log/slog"
-
-	"github.com/heraldhq/herald/broker"
 	"sync"
 	"time"
+
+	"github.com/heraldhq/herald/backoff"
+	"github.com/heraldhq/herald/broker"
 )
 
 // Probe backoff defaults: the first probe after an outage began comes
@@ -27,8 +28,6 @@ type breaker struct {
 	name  string
 	lanes []string
 	log   *slog.Logger
-	// initial and max bound the probe backoff.
-	initial, max time.Duration
 	// changed, when set, is told of every transition (state persistence).
 	changed func(BrokerStatus)
 	// pinger, when the publisher has one, checks the broker without an
@@ -40,14 +39,16 @@ type breaker struct {
 	open      bool
 	since     time.Time // when the current state began
 	lastErr   string
-	probing   bool      // a probe is in flight
-	nextProbe time.Time // no probe before this
-	backoff   time.Duration
-	downTotal time.Duration // length of finished outages
+	probing   bool           // a probe is in flight
+	nextProbe time.Time      // no probe before this
+	probes    backoff.Series // the probe waits of the current outage
+	probeWait time.Duration  // the latest of them
+	downTotal time.Duration  // length of finished outages
 }
 
 func newBreaker(name string, log *slog.Logger, initial, max time.Duration) *breaker {
-	return &breaker{name: name, log: log, initial: initial, max: max, since: time.Now()}
+	probes := backoff.Series{Policy: backoff.Policy{Initial: initial, Max: max}}
+	return &breaker{name: name, log: log, probes: probes, since: time.Now()}
 }
 
 // admit says whether a worker may claim now: ok when the breaker is closed,
@@ -61,7 +62,7 @@ func (b *breaker) admit() (ok, probe bool, wait time.Duration) {
 	}
 	now := time.Now()
 	if b.probing || now.Before(b.nextProbe) {
-		return false, false, max(b.nextProbe.Sub(now), b.initial)
+		return false, false, max(b.nextProbe.Sub(now), b.probes.Initial)
 	}
 	b.probing = true
 	return true, true, 0
@@ -83,7 +84,8 @@ func (b *breaker) answered() {
 		return
 	}
 	outage := time.Since(b.since)
-	b.open, b.probing, b.backoff, b.lastErr = false, false, 0, ""
+	b.open, b.probing, b.probeWait, b.lastErr = false, false, 0, ""
+	b.probes.Reset()
 	b.since = time.Now()
 	b.downTotal += outage
 	st := b.statusLocked()
@@ -103,16 +105,17 @@ func (b *breaker) unreachable(err error, probe bool) {
 	}
 	if b.open {
 		if probe {
-			b.backoff = min(max(b.backoff*2, b.initial), b.max)
-			b.nextProbe = time.Now().Add(b.backoff)
+			b.probeWait = b.probes.Next()
+			b.nextProbe = time.Now().Add(b.probeWait)
 		}
 		b.mu.Unlock()
 		return
 	}
 	b.open, b.lastErr = true, err.Error()
 	b.since = time.Now()
-	b.backoff = b.initial
-	b.nextProbe = b.since.Add(b.backoff)
+	b.probes.Reset()
+	b.probeWait = b.probes.Next()
+	b.nextProbe = b.since.Add(b.probeWait)
 	st := b.statusLocked()
 	b.mu.Unlock()
 	b.log.Error("broker unreachable; its lanes stop claiming and probe it until it answers",
@@ -128,7 +131,7 @@ func (b *breaker) probeDone() {
 	defer b.mu.Unlock()
 	if b.probing {
 		b.probing = false
-		b.nextProbe = time.Now().Add(b.backoff)
+		b.nextProbe = time.Now().Add(b.probeWait)
 	}
 }
 

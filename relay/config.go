@@ -115,9 +115,6 @@ func validateLane(l Lane) error {
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("relay: lane %q: %w", l.Name, err)
 	}
-	if l.FairTenants && l.Tenant != "" {
-		return fmt.Errorf("relay: lane %q: fair_tenants shares batches between tenants, but the lane is limited to tenant %q", l.Name, l.Tenant)
-	}
 	if len(l.Destination.Render(herald.Event{})) == 0 && !l.Destination.HasPlaceholders() {
 		return fmt.Errorf("relay: lane %q: no destination", l.Name)
 	}

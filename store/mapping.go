@@ -317,10 +317,6 @@ func MapTable(s Store, table string, m Mapping) error {
 	return mp.MapTable(table, m.WithDefaults())
 }
 
-// ErrNotOnMapped is returned by store operations that a mapped table does
-// not have yet (listing, replaying and purging dead rows, retention).
-var ErrNotOnMapped = errors.New("not supported on a mapped table yet")
-
 // MappingError says how a mapped table does not match its mapping. It is a
 // configuration error: waiting does not fix it, and neither does `herald
 // migrate`, which never changes a mapped table.
@@ -330,9 +326,15 @@ type MappingError struct {
 	NoTable bool
 	// Missing are mapped columns the table lacks.
 	Missing []string
-	// Misfits say which columns' types do not fit their use
-	// ("next_retry_at_ms is bigint, which time_unit datetime does not fit").
-	Misfits []string
+	// Misfits are the columns whose types do not fit their use.
+	Misfits []Misfit
+}
+
+// Misfit is a mapped column whose type does not fit its use.
+type Misfit struct {
+	Column string
+	// Why says how: "is bigint, which time_unit datetime does not fit".
+	Why string
 }
 
 func (e *MappingError) Error() string {
@@ -343,7 +345,9 @@ func (e *MappingError) Error() string {
 	if len(e.Missing) > 0 {
 		parts = append(parts, "lacks column "+strings.Join(e.Missing, ", ")+" named in its columns mapping")
 	}
-	parts = append(parts, e.Misfits...)
+	for _, m := range e.Misfits {
+		parts = append(parts, "column "+m.Column+" "+m.Why)
+	}
 	return fmt.Sprintf("mapped table %s does not match its mapping: %s", e.Table, strings.Join(parts, "; "))
 }
 

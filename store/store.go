@@ -178,7 +178,11 @@ type ListParams struct {
 	Scope
 	Status  Status
 	AfterID int64
-	Limit   int
+	// AfterEventID pages a mapped table (Mapper), which has no row ids:
+	// its rows are listed in event id order, those after this one. A
+	// mapped table's listed records have ID 0.
+	AfterEventID string
+	Limit        int
 }
 
 // Store is what the relay and the CLI need from a database. Implementations

@@ -42,6 +42,12 @@ type Config struct {
 	TLS *TLSConfig `yaml:"tls"`
 	// SASL, when set, authenticates with SASL PLAIN or SCRAM.
 	SASL *SASLConfig `yaml:"sasl"`
+	// DialVia maps broker addresses (host:port, as the seeds are given
+	// and as the cluster advertises them) to the address to dial instead:
+	// a proxy or tunnel in front of each broker. Empty: none. herald
+	// verify sets it for its relays (docs/verify.md); not with TLS, whose
+	// check of the broker's name the other address would fail.
+	DialVia map[string]string `yaml:"dial_via,omitempty"`
 }
 
 // TLSConfig configures TLS to the brokers. The zero value uses the system
@@ -115,6 +121,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("kafka: max_batch_bytes: must be above max_payload (%d) and at most 1 GiB, got %d", c.MaxPayload, c.MaxBatchBytes)
 	case c.DialTimeout < 0:
 		return fmt.Errorf("kafka: dial_timeout: must be positive, got %s", c.DialTimeout)
+	case len(c.DialVia) > 0 && c.TLS != nil:
+		return fmt.Errorf("kafka: dial_via: not with tls (the broker's certificate names its own address)")
 	}
 	if c.SASL != nil {
 		if _, err := c.SASL.mechanism(); err != nil {

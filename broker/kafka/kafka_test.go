@@ -251,6 +251,7 @@ func TestConfigValidation(t *testing.T) {
 		"sasl.password":   {SASL: &SASLConfig{Mechanism: "PLAIN", Username: "u"}},
 		"tls.ca_file":     {TLS: &TLSConfig{CAFile: "/nonexistent/ca.pem"}},
 		"tls.cert_file":   {TLS: &TLSConfig{CertFile: "c.pem"}},
+		"dial_via":        {DialVia: map[string]string{"a:1": "b:2"}, TLS: &TLSConfig{}},
 	}
 	for field, cfg := range cases {
 		_, err := New(context.Background(), cfg)

@@ -77,6 +77,9 @@ func New(_ context.Context, cfg Config) (*Publisher, error) {
 	if cfg.AutoCreateTopics {
 		opts = append(opts, kgo.AllowAutoTopicCreation())
 	}
+	if len(cfg.DialVia) > 0 {
+		opts = append(opts, dialVia(cfg.DialVia, cfg.DialTimeout))
+	}
 	sec, err := securityOpts(cfg.TLS, cfg.SASL)
 	if err != nil {
 		return nil, err

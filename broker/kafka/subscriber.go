@@ -29,6 +29,9 @@ type SubscriberConfig struct {
 	TLS *TLSConfig
 	// SASL, when set, authenticates with SASL PLAIN or SCRAM (as Config.SASL).
 	SASL *SASLConfig
+	// DialVia maps broker addresses to the address to dial instead (as
+	// Config.DialVia).
+	DialVia map[string]string
 	// Opts are extra franz-go options (timeouts, …), appended last.
 	Opts []kgo.Opt
 	// Logger receives the fetch errors that come together with records
@@ -131,7 +134,11 @@ func NewSubscriber(_ context.Context, cfg SubscriberConfig) (*Subscriber, error)
 		kgo.AutoCommitMarks(),
 		kgo.OnPartitionsRevoked(s.forget),
 		kgo.OnPartitionsLost(s.forget),
-	}, append(sec, cfg.Opts...)...)
+	}, sec...)
+	if len(cfg.DialVia) > 0 {
+		opts = append(opts, dialVia(cfg.DialVia, DefaultDialTimeout))
+	}
+	opts = append(opts, cfg.Opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: subscriber: %w", err)

@@ -139,7 +139,7 @@ func TestSubscriberReshard(t *testing.T) {
 	var mu sync.Mutex
 	last := map[string]int64{}
 	var disorder []string
-	p, err := projector.New(projector.Config{Name: "count", Store: s, Table: table, Logger: slog.New(slog.DiscardHandler),
+	p, err := projector.New(projector.Config{Settings: projector.Settings{Name: "count", Table: table}, Store: s, Logger: slog.New(slog.DiscardHandler),
 		Handler: func(ctx context.Context, tx *sql.Tx, ev herald.Event) error {
 			var pl projectortest.Payload
 			_ = json.Unmarshal(ev.Payload, &pl)

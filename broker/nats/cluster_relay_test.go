@@ -80,7 +80,7 @@ func runNATSProjectors(t *testing.T, urls string, model *clustertest.Model, proc
 	for i := range procs {
 		sctx, scancel := context.WithTimeout(ctx, 20*time.Second)
 		sub, err := heraldnats.NewSubscriber(sctx, heraldnats.SubscriberConfig{URL: urls, Stream: "CLUSTER",
-			Durable: "count", AckWait: 10 * time.Second, FetchWait: 200 * time.Millisecond})
+			Durable: "count", AckWait: 10 * time.Second})
 		scancel()
 		if err != nil {
 			cancel()

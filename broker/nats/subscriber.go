@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	natsgo "github.com/nats-io/nats.go"
@@ -36,8 +37,10 @@ type SubscriberConfig struct {
 	// MaxAckPending bounds the messages handed out and not yet acked, over
 	// all processes. Defaults to 2048.
 	MaxAckPending int
-	// FetchWait is the longest one Receive waits in one pull request.
-	// Defaults to 500ms.
+	// FetchWait is ignored: Receive pulls continuously (the client keeps
+	// pull requests open), so no wait bounds a request any more.
+	//
+	// Deprecated: Receive hands over each message as it arrives.
 	FetchWait time.Duration
 	// Name is the connection's name. Defaults to "herald-projector".
 	Name string
@@ -56,9 +59,6 @@ func (c SubscriberConfig) withDefaults() SubscriberConfig {
 	if c.MaxAckPending <= 0 {
 		c.MaxAckPending = 2048
 	}
-	if c.FetchWait <= 0 {
-		c.FetchWait = 500 * time.Millisecond
-	}
 	if c.Name == "" {
 		c.Name = "herald-projector"
 	}
@@ -75,6 +75,9 @@ type Subscriber struct {
 	nc  *natsgo.Conn
 	js  jetstream.JetStream
 	con jetstream.Consumer
+
+	mu   sync.Mutex
+	pull *pull // started by the first Receive; nil after an error or Rewind
 }
 
 var (
@@ -130,31 +133,61 @@ func (s *Subscriber) ensureConsumer(ctx context.Context) error {
 	return nil
 }
 
-// Receive pulls up to most messages, waiting for the first one until ctx
-// ends (in pull requests of at most FetchWait).
+// Receive returns up to most messages: it waits for the first until ctx
+// ends, then takes those already pulled.
 func (s *Subscriber) Receive(ctx context.Context, most int) ([]broker.Received, error) {
-	for {
-		wait := s.cfg.FetchWait
-		if dl, ok := ctx.Deadline(); ok {
-			wait = min(wait, time.Until(dl))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := s.puller()
+	if err != nil {
+		return nil, fmt.Errorf("nats: pull from %s: %w", s.cfg.Durable, err)
+	}
+	msgs, err := p.receive(ctx, most)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		if err := ctx.Err(); err != nil {
+		// The pull stopped (a deleted consumer, a closed connection): the
+		// next Receive starts another.
+		s.dropPull(p)
+		return nil, fmt.Errorf("nats: pull from %s: %w", s.cfg.Durable, err)
+	}
+	out := make([]broker.Received, len(msgs))
+	for i, m := range msgs {
+		out[i] = s.received(m)
+	}
+	return out, nil
+}
+
+// puller returns the running pull, starting one if there is none.
+func (s *Subscriber) puller() (*pull, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pull == nil {
+		p, err := startPull(s.con)
+		if err != nil {
 			return nil, err
 		}
-		batch, err := s.con.Fetch(most, jetstream.FetchMaxWait(max(wait, time.Millisecond)))
-		if err != nil {
-			return nil, fmt.Errorf("nats: fetch from %s: %w", s.cfg.Durable, err)
-		}
-		var out []broker.Received
-		for m := range batch.Messages() {
-			out = append(out, s.received(m))
-		}
-		if len(out) > 0 {
-			return out, nil
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, natsgo.ErrTimeout) {
-			return nil, fmt.Errorf("nats: fetch from %s: %w", s.cfg.Durable, err)
-		}
+		s.pull = p
+	}
+	return s.pull, nil
+}
+
+// dropPull stops p if it is still the running pull (so that each pull is
+// stopped once); with a nil p it stops whatever runs.
+func (s *Subscriber) dropPull(p *pull) {
+	s.mu.Lock()
+	if p == nil {
+		p = s.pull
+	}
+	mine := p != nil && s.pull == p
+	if mine {
+		s.pull = nil
+	}
+	s.mu.Unlock()
+	if mine {
+		p.stop()
 	}
 }
 
@@ -190,6 +223,7 @@ func eventOf(m jetstream.Msg) herald.Event {
 // Rewind deletes the durable consumer and creates it again from the first
 // message of the stream. Stop every other process on the Durable first.
 func (s *Subscriber) Rewind(ctx context.Context) error {
+	s.dropPull(nil)
 	if err := s.js.DeleteConsumer(ctx, s.cfg.Stream, s.cfg.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return fmt.Errorf("nats: rewind %s: %w", s.cfg.Durable, err)
 	}
@@ -199,6 +233,7 @@ func (s *Subscriber) Rewind(ctx context.Context) error {
 // Close closes the connection; messages not acked are redelivered by the
 // server after AckWait.
 func (s *Subscriber) Close() error {
+	s.dropPull(nil)
 	s.nc.Close()
 	return nil
 }

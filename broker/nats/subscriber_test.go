@@ -68,7 +68,7 @@ func TestSubscriberOneFilterSubject(t *testing.T) {
 		}
 	}
 	s, err := heraldnats.NewSubscriber(ctx, heraldnats.SubscriberConfig{URL: url, Stream: stream, Durable: "one",
-		FilterSubjects: []string{prefix + ".*.take"}, FetchWait: 100 * time.Millisecond})
+		FilterSubjects: []string{prefix + ".*.take"}})
 	if err != nil {
 		t.Fatalf("a consumer with one filter subject: %v", err)
 	}

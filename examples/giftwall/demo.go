@@ -256,7 +256,7 @@ func (d *Demo) subscribe(ctx context.Context, wallet *config.Lane) (broker.Subsc
 	if c := walletNATS(d.rt.File, wallet); c != nil {
 		return nats.NewSubscriber(ctx, nats.SubscriberConfig{URL: d.rt.ClientURLs[wallet.Broker],
 			Stream: c.Stream, Durable: ProjectionName,
-			FilterSubjects: subjects, AckWait: 30 * time.Second, FetchWait: 100 * time.Millisecond,
+			FilterSubjects: subjects, AckWait: 30 * time.Second,
 			Name: "giftwall-projector"})
 	}
 	dest := wallet.Destination.Render(herald.Event{Tenant: "+", Topic: TopicWallet, Type: WalletGiftDebited})

@@ -95,8 +95,8 @@ func (g *GiftWall) Of(ctx context.Context, tenant, user string) ([]WallEntry, er
 // it with a broker.Subscriber of the wallet lane's messages.
 func (a *App) NewProjector(log *slog.Logger) (*projector.Projector, error) {
 	return projector.New(projector.Config{
-		Name: ProjectionName, Store: a.ps, Table: a.cfg.ProjectionTable,
-		Handler: a.Wall.Apply, Reset: a.Wall.Reset, Logger: log,
+		Settings: projector.Settings{Name: ProjectionName, Table: a.cfg.ProjectionTable},
+		Store:    a.ps, Handler: a.Wall.Apply, Reset: a.Wall.Reset, Logger: log,
 	})
 }
 

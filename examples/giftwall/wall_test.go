@@ -108,7 +108,7 @@ func runProjector(t *testing.T, a *giftwall.App, url, stream string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	sub, err := nats.NewSubscriber(ctx, nats.SubscriberConfig{URL: url, Stream: stream, Durable: "gift_wall",
-		FilterSubjects: []string{"giftwall.*.wallet." + giftwall.WalletGiftDebited}, FetchWait: 50 * time.Millisecond})
+		FilterSubjects: []string{"giftwall.*.wallet." + giftwall.WalletGiftDebited}})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

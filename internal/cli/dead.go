@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,7 +24,8 @@ type deadFlags struct {
 	all, asJSON  bool
 	yes, dryRun  bool
 	limit        int
-	after        int64
+	// after pages list: a row id, or on a mapped table an event id.
+	after string
 	// wait bounds how long `dead replay` waits to report what the relay
 	// did with the replayed events (as `herald replay --wait`).
 	wait time.Duration
@@ -40,7 +42,7 @@ func (a *app) deadCommand() *cobra.Command {
 	list := &cobra.Command{Use: "list", Short: "List dead events, oldest first", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.deadList(cmd.Context(), f) }}
 	list.Flags().IntVar(&f.limit, "limit", 50, "how many to list")
-	list.Flags().Int64Var(&f.after, "after", 0, "list rows with an id above this (paging)")
+	list.Flags().StringVar(&f.after, "after", "", "list rows after this one (paging): its row id, or its event id on a mapped table")
 	list.Flags().BoolVar(&f.asJSON, "json", false, "print JSON lines")
 	show := &cobra.Command{Use: "show EVENT_ID", Short: "Show one dead event, payload included", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.deadShow(cmd.Context(), f, args[0]) }}
@@ -62,34 +64,55 @@ func (a *app) deadCommand() *cobra.Command {
 	return cmd
 }
 
-// deadScope opens the store and returns the chosen lane's scope.
-func (a *app) deadScope(ctx context.Context, f deadFlags) (*daemon.Runtime, store.Scope, error) {
+// deadScope opens the store and returns the chosen lane's scope, and
+// whether the lane reads a mapped table (docs/adopt.md).
+func (a *app) deadScope(ctx context.Context, f deadFlags) (*daemon.Runtime, store.Scope, bool, error) {
 	rt, err := a.load(ctx, openExisting, f.lane)
 	if err != nil {
-		return nil, store.Scope{}, err
+		return nil, store.Scope{}, false, err
 	}
 	l, err := rt.File.Lane(f.lane)
 	if err != nil {
 		rt.Close()
-		return nil, store.Scope{}, err
+		return nil, store.Scope{}, false, err
 	}
 	scope := store.Scope{Table: l.Table, Tenant: l.Tenant, IncludeTypes: l.IncludeTypes, ExcludeTypes: l.ExcludeTypes}
 	if f.tenant != "" {
 		scope.Tenant = f.tenant
 	}
-	return rt, scope, nil
+	return rt, scope, !l.Mapping().IsZero(), nil
+}
+
+// listParams pages a lane's dead rows after --after: a row id, or an event
+// id on a mapped table, which has no row ids.
+func (f deadFlags) listParams(scope store.Scope, mapped bool) (store.ListParams, error) {
+	p := store.ListParams{Scope: scope, Status: store.StatusDead, Limit: f.limit}
+	if mapped || f.after == "" {
+		p.AfterEventID = f.after
+		return p, nil
+	}
+	id, err := strconv.ParseInt(f.after, 10, 64)
+	if err != nil {
+		return p, usagef("--after: %q is not a row id (a mapped table pages by event id)", f.after)
+	}
+	p.AfterID = id
+	return p, nil
 }
 
 func (a *app) deadList(ctx context.Context, f deadFlags) error {
 	if f.limit <= 0 {
 		return usagef("--limit must be positive")
 	}
-	rt, scope, err := a.deadScope(ctx, f)
+	rt, scope, mapped, err := a.deadScope(ctx, f)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	recs, err := rt.Store.List(ctx, store.ListParams{Scope: scope, Status: store.StatusDead, AfterID: f.after, Limit: f.limit})
+	p, err := f.listParams(scope, mapped)
+	if err != nil {
+		return err
+	}
+	recs, err := rt.Store.List(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -106,13 +129,22 @@ func (a *app) deadList(ctx context.Context, f deadFlags) error {
 	fmt.Fprintln(w, "ID\tEVENT ID\tTYPE\tKEY\tTENANT\tATTEMPTS\tDIED (UTC)\tLAST ERROR")
 	for _, r := range recs {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Event.ID, r.Event.Type, r.Event.PartitionKey,
-			r.Event.Tenant, r.Attempts, r.DiedAt.UTC().Format(time.DateTime), oneLine(r.LastError, 80))
+			r.Event.Tenant, r.Attempts, diedAt(r.DiedAt), oneLine(r.LastError, 80))
 	}
 	return w.Flush()
 }
 
+// diedAt is when a row went dead, or "-" where the table does not keep it
+// (a mapped table).
+func diedAt(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.DateTime)
+}
+
 func (a *app) deadShow(ctx context.Context, f deadFlags, id string) error {
-	rt, scope, err := a.deadScope(ctx, f)
+	rt, scope, _, err := a.deadScope(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -167,7 +199,7 @@ func (a *app) deadChange(ctx context.Context, f deadFlags, ids []string, kind de
 	if f.all == (len(ids) > 0) {
 		return usagef("name the event ids to %s, or pass --all (not both)", kind.verb)
 	}
-	rt, scope, err := a.deadScope(ctx, f)
+	rt, scope, mapped, err := a.deadScope(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -195,11 +227,12 @@ func (a *app) deadChange(ctx context.Context, f deadFlags, ids []string, kind de
 		fallthrough
 	default:
 		var rows []int64
-		if n, rows, err = applyChange(ctx, rt.Store, scope, ids, kind); err != nil {
+		if n, rows, err = applyChange(ctx, rt.Store, scope, ids, kind, mapped); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stdout, "%s %d dead event(s)\n", kind.done, n)
-		if kind == replayChange {
+		// A mapped table has no row ids to follow the replayed rows by.
+		if kind == replayChange && !mapped {
 			err = a.reportReplay(ctx, rt.Store.Replays(), scope, rows, f.wait)
 		}
 	}
@@ -237,10 +270,16 @@ func (a *app) countChange(ctx context.Context, rt *daemon.Runtime, scope store.S
 // applyChange replays or purges the dead events of ids (all of scope's
 // when ids is empty) and returns how many it changed and, for a replay,
 // the rows it put back to pending. A replay goes through replay by query,
-// so each event's history records it and each gets a dedupe id of its own.
-func applyChange(ctx context.Context, s store.Store, scope store.Scope, ids []string, kind deadChangeKind) (int64, []int64, error) {
+// so each event's history records it and each gets a dedupe id of its own;
+// on a mapped table, whose rows have no row id for the history to name, it
+// is the store's plain Replay (and no rows are returned).
+func applyChange(ctx context.Context, s store.Store, scope store.Scope, ids []string, kind deadChangeKind, mapped bool) (int64, []int64, error) {
 	if kind != replayChange {
 		n, err := s.Purge(ctx, scope, ids)
+		return n, nil, err
+	}
+	if mapped {
+		n, err := s.Replay(ctx, scope, ids)
 		return n, nil, err
 	}
 	var rows []int64

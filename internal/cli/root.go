@@ -114,6 +114,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides log.level)")
 	root.AddCommand(a.runCommand(), a.migrateCommand(), a.enqueueCommand(), a.statusCommand(),
 		a.deadCommand(), a.replayCommand(), a.benchCommand(), a.versionCommand())
+	root.AddCommand(a.adoptCommand())
 	root.AddCommand(a.projectionCommand(), a.configCommand(), a.laneCommand(), a.tailCommand())
 	return root
 }

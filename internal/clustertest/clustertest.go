@@ -220,9 +220,10 @@ func (m *Model) Projector(t testing.TB) *projector.Projector {
 func ProjectorOn(t testing.TB, s projectortest.Store, table string, count *projectortest.Model, logs io.Writer) *projector.Projector {
 	t.Helper()
 	p, err := projector.New(projector.Config{
-		Name: "count", Store: s, Table: table, Handler: count.Bump, Workers: 4, BatchSize: 256,
-		Backoff: projector.Backoff{Initial: 10 * time.Millisecond, Max: 200 * time.Millisecond},
-		Logger:  slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Settings: projector.Settings{Name: "count", Table: table, Workers: 4, BatchSize: 256,
+			Backoff: projector.Backoff{Initial: 10 * time.Millisecond, Max: 200 * time.Millisecond}},
+		Store: s, Handler: count.Bump,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		t.Fatal(err)

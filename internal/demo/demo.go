@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/signal"
 	"slices"
 	"strings"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/examples/giftwall"
+	"github.com/heraldhq/herald/internal/terminal"
 )
 
 // demoFlags are `herald demo`'s options.
@@ -215,21 +215,11 @@ type demoView struct {
 }
 
 func newDemoView(out io.Writer, f demoFlags) *demoView {
-	v := &demoView{out: out, flags: f, terminal: isTerminal(out), every: time.Second}
+	v := &demoView{out: out, flags: f, terminal: terminal.Is(out), every: time.Second}
 	if v.terminal {
 		v.every = 250 * time.Millisecond
 	}
 	return v
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func (v *demoView) draw(s giftwall.Snapshot, final bool) {

@@ -16,8 +16,8 @@ func serverURL(what, raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// via is u reaching addr instead of its host.
-func via(u *url.URL, addr string) string {
+// viaURL is u reaching addr instead of its host.
+func viaURL(u *url.URL, addr string) string {
 	c := *u
 	c.Host = addr
 	return c.String()

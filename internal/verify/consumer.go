@@ -13,7 +13,8 @@ import (
 // non-zero. "drop" forgets the 10th distinct event read (a loss),
 // "phantom" reports reading a rolled-back event once (the first one
 // rolled back before a message is read). It acts on
-// verify's own consumer, never on the relay.
+// verify's own consumer, never on the relay. The hooks "relay-drop"
+// (relaydrop.go) and "twice" (projection.go) act on verify's own tables.
 const breakEnv = "HERALD_VERIFY_TEST_BREAK"
 
 // consume reads every message back until ctx ends, acking each.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/internal/terminal"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -40,7 +41,9 @@ func (v *verification) execute(ctx context.Context) *report {
 	}
 	in := &injector{v: v, began: time.Now()}
 	stopProgress := v.progress(led, in)
+	stopDrop := v.relayDrop(ctx)
 	rep.ProducerErrors, rep.ProducerError = v.produce(ctx, led, in)
+	stopDrop()
 	if ctx.Err() == nil {
 		// Killed relays replaced and frozen ones thawed for the drain.
 		if err := v.relays.keep(v.o.Relays); err != nil {
@@ -62,7 +65,7 @@ func (v *verification) execute(ctx context.Context) *report {
 	reading.Wait()
 	rep.Relays = v.relays.count()
 	rep.ReadErrors = readErrs
-	rep.reconcile(led, stats, v.lane.Ordering == "key", ctx.Err() != nil)
+	rep.reconcile(led, stats, v.lane.Ordering == "key", ctx.Err() != nil, v.projName(), v.readProjection(ctx))
 	if v.o.ReadLate {
 		rep.Throughput, rep.LatencyP50, rep.LatencyP99, rep.LatencyMax = 0, 0, 0, 0
 		rep.Notes = append(rep.Notes, "--read-late: read back after the faults, so no throughput or latency figures")
@@ -113,20 +116,31 @@ func (v *verification) produce(ctx context.Context, led *ledger, in *injector) (
 }
 
 // drainTime bounds the wait for the last events: three leases (a frozen
-// relay's claims expire, are claimed again, published) and 30s.
+// relay's claims expire, are claimed again, published) and 30s, and
+// another 90s for a projection that reads the broker: the messages a
+// killed, frozen or cut-off projector held come again only once the
+// broker's ack wait ends (NATS: 1m; Kafka: the group's session timeout).
 func (v *verification) drainTime() time.Duration {
 	if v.o.Drain > 0 {
 		return v.o.Drain
 	}
-	return 3*v.scratch.Lease + 30*time.Second
+	d := 3*v.scratch.Lease + 30*time.Second
+	if v.proj != nil && v.proj.p.Source.Broker != "" {
+		d += brokerRedelivery
+	}
+	return d
 }
+
+// brokerRedelivery bounds how long a broker takes to hand a dead
+// consumer's unacked messages to another (see drainTime).
+const brokerRedelivery = 90 * time.Second
 
 // drain waits until every committed event was read back, or the drain
 // time ends.
 func (v *verification) drain(ctx context.Context, led *ledger) {
 	deadline := time.Now().Add(v.drainTime())
 	for ctx.Err() == nil && time.Now().Before(deadline) {
-		if c, r := led.progress(); r >= c {
+		if c, r := led.progress(); r >= c && v.projectedAll(ctx, c) {
 			return
 		}
 		select {
@@ -155,29 +169,17 @@ func (v *verification) settle(ctx context.Context, led *ledger) store.LaneStats 
 	return st
 }
 
-// progress prints a line every two seconds until stopped.
+// progress shows how the run goes on stderr until stopped: a line
+// redrawn in place on a terminal, a line every two seconds elsewhere.
 func (v *verification) progress(led *ledger, in *injector) func() {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(2 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				c, r := led.progress()
-				f := in.status()
-				if f == "" {
-					f = "none"
-				}
-				say(v.stderr, "%5.0fs  committed %d, read back %d, relays %d, fault: %s",
-					time.Since(in.began).Seconds(), c, r, len(v.relays.alive()), f)
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+	tty, every := terminal.Is(v.stderr), logEvery
+	if tty {
+		every = terminalEvery
+	}
+	return showProgress(v.stderr, tty, every, func() progressState {
+		c, r := led.progress()
+		done, current := in.status()
+		return progressState{Elapsed: time.Since(in.began), Window: v.o.Duration, Written: led.written(), Events: v.o.Events,
+			Committed: c, ReadBack: r, FaultsDone: done, Faults: len(v.faults), Fault: current, Relays: len(v.relays.alive())}
+	})
 }

@@ -76,6 +76,3 @@ func withRestarts(faults []string, brokerCmd, dbCmd string) ([]string, error) {
 
 // dbFault says whether f acts on the relays' database connections.
 func dbFault(f string) bool { return strings.HasSuffix(f, "-db") && f != faultRestartDB }
-
-// brokerFault says whether f acts on the relays' broker connections.
-func brokerFault(f string) bool { return strings.HasSuffix(f, "-broker") && f != faultRestartBroker }

@@ -26,7 +26,9 @@ type injector struct {
 	mu      sync.Mutex
 	done    []injected
 	current string
-	wg      sync.WaitGroup
+	// frozen counts relays SIGSTOPped and not yet thawed.
+	frozen int
+	wg     sync.WaitGroup
 }
 
 // hold is how long a cut, delay or blackhole lasts: long enough for the
@@ -64,9 +66,9 @@ func (in *injector) apply(ctx context.Context, f string) {
 		detail = in.freeze()
 		return
 	case faultCutBroker, faultBlackholeBroker, faultDelayBroker:
-		detail = in.network(ctx, in.v.brokerProxy, f)
+		detail = in.network(ctx, in.v.brokerProxies, f)
 	case faultCutDB, faultBlackholeDB, faultDelayDB:
-		detail = in.network(ctx, in.v.dbProxy, f)
+		detail = in.network(ctx, in.dbProxies(), f)
 	case faultRestartBroker:
 		detail = restart(ctx, in.v.o.RestartBrokerCmd)
 	case faultRestartDB:
@@ -99,44 +101,55 @@ func (in *injector) freeze() string {
 		return ""
 	}
 	r.freeze(c)
+	in.setFrozen(1)
 	hold := in.v.scratch.Lease + time.Second
 	in.wg.Add(1)
 	go func() {
 		defer in.wg.Done()
 		time.Sleep(hold)
 		r.thaw(c)
+		in.setFrozen(-1)
 		in.record(injected{Fault: faultStop, At: start.Sub(in.began), Lasted: time.Since(start),
 			Detail: fmt.Sprintf("SIGSTOP relay %d past its lease (%v), then SIGCONT", c.n, in.v.scratch.Lease)})
 	}()
 	return ""
 }
 
-// network cuts, blackholes or delays p for hold.
-func (in *injector) network(ctx context.Context, p *faultproxy.Proxy, f string) string {
-	if p == nil {
+// network cuts, blackholes or delays every proxy of ps (a Kafka
+// cluster's brokers all at once) for hold.
+func (in *injector) network(ctx context.Context, ps []*faultproxy.Proxy, f string) string {
+	if len(ps) == 0 {
 		return "no proxy"
 	}
 	hold := in.hold()
-	switch f {
-	case faultDelayBroker, faultDelayDB:
-		p.SetDelay(200 * time.Millisecond)
-		defer p.SetDelay(0)
-	case faultCutBroker, faultCutDB:
-		if err := p.Set(faultproxy.Cut); err != nil {
-			return err.Error()
+	mode := map[string]faultproxy.Mode{faultCutBroker: faultproxy.Cut, faultCutDB: faultproxy.Cut,
+		faultBlackholeBroker: faultproxy.Blackhole, faultBlackholeDB: faultproxy.Blackhole}
+	var targets []string
+	for _, p := range ps {
+		targets = append(targets, p.Target())
+		if m, ok := mode[f]; ok {
+			if err := p.Set(m); err != nil {
+				return err.Error()
+			}
+			defer func() { _ = p.Set(faultproxy.Pass) }()
+		} else {
+			p.SetDelay(200 * time.Millisecond)
+			defer p.SetDelay(0)
 		}
-		defer func() { _ = p.Set(faultproxy.Pass) }()
-	default:
-		if err := p.Set(faultproxy.Blackhole); err != nil {
-			return err.Error()
-		}
-		defer func() { _ = p.Set(faultproxy.Pass) }()
 	}
 	select {
 	case <-ctx.Done():
 	case <-time.After(hold):
 	}
-	return fmt.Sprintf("%s for %v", p.Target(), hold.Round(time.Millisecond))
+	return fmt.Sprintf("%s for %v", strings.Join(targets, ","), hold.Round(time.Millisecond))
+}
+
+// dbProxies is the database proxy as a list (none for a file database).
+func (in *injector) dbProxies() []*faultproxy.Proxy {
+	if in.v.dbProxy == nil {
+		return nil
+	}
+	return []*faultproxy.Proxy{in.v.dbProxy}
 }
 
 func (in *injector) record(r injected) {
@@ -151,11 +164,23 @@ func (in *injector) setCurrent(f string) {
 	in.current = f
 }
 
-// status is the fault under way, for the progress line.
-func (in *injector) status() string {
+// status counts the faults done and names the one under way, for the
+// progress line.
+func (in *injector) status() (done int, current string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return in.current
+	current = in.current
+	if in.frozen > 0 {
+		current = strings.TrimPrefix(current+", "+faultStop, ", ")
+	}
+	return len(in.done), current
+}
+
+// setFrozen counts a relay frozen (+1) or thawed (-1).
+func (in *injector) setFrozen(d int) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.frozen += d
 }
 
 // wait waits for frozen relays to be thawed and returns what happened.

@@ -95,6 +95,13 @@ func (l *ledger) progress() (committedN, receivedN int) {
 	return committedN, receivedN
 }
 
+// written counts the events written so far, whatever their outcome.
+func (l *ledger) written() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.order)
+}
+
 // seen says whether id was read back already.
 func (l *ledger) seen(id string) bool {
 	l.mu.Lock()

@@ -84,11 +84,11 @@ func (t *natsTarget) describe() string {
 	return fmt.Sprintf("NATS stream %s (subjects %s.>) at %s", t.stream, t.subject, t.url.Host)
 }
 
-func (t *natsTarget) upstream() string { return t.url.Host }
+func (t *natsTarget) upstreams() []string { return []string{t.url.Host} }
 
-func (t *natsTarget) childEntry(addr string) *config.Broker {
+func (t *natsTarget) childEntry(via []string) *config.Broker {
 	c := t.cfg
-	c.URL, c.Stream, c.Subjects, c.CreateStream, c.Embedded = via(t.url, addr), t.stream, []string{t.subject + ".>"}, false, nil
+	c.URL, c.Stream, c.Subjects, c.CreateStream, c.Embedded = viaURL(t.url, via[0]), t.stream, []string{t.subject + ".>"}, false, nil
 	return &config.Broker{Type: "nats", Config: &c}
 }
 

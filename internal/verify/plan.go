@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/daemon"
 	"github.com/heraldhq/herald/internal/faultproxy"
+	"github.com/heraldhq/herald/projection"
 	"github.com/heraldhq/herald/relay"
 	"github.com/heraldhq/herald/store"
 )
@@ -29,7 +30,9 @@ type verification struct {
 	file          *config.File
 	rt            *daemon.Runtime
 	tgt           target
-	brokerProxy   *faultproxy.Proxy
+	// brokerProxies stand in front of the broker's addresses
+	// (tgt.upstreams()), in their order.
+	brokerProxies []*faultproxy.Proxy
 	// dbProxy is nil when the store is a file (SQLite): no connection
 	// to cut.
 	dbProxy *faultproxy.Proxy
@@ -37,6 +40,9 @@ type verification struct {
 	notes   []string
 	dir     string
 	relays  *relays
+	// proj is the scratch projection, nil when no projection of the
+	// config reads the lane.
+	proj    *projCheck
 	created []func(context.Context) error
 }
 
@@ -89,12 +95,12 @@ func (v *verification) create(ctx context.Context, all *config.File) error {
 	if err := store.MigrateFor(ctx, v.rt.Store, table, v.lane.TableUse()); err != nil {
 		return fmt.Errorf("verify: create the scratch table %s: %w", table, err)
 	}
-	if up := tgt.upstream(); up != "" {
-		if v.brokerProxy, err = faultproxy.Start(up); err != nil {
+	for _, up := range tgt.upstreams() {
+		p, err := faultproxy.Start(up)
+		if err != nil {
 			return err
 		}
-	} else {
-		v.dropFaults(brokerFault, "the broker's clients connect to the addresses it advertises, past a proxy")
+		v.brokerProxies = append(v.brokerProxies, p)
 	}
 	childDSN := v.file.Store.DSN
 	if up, ok := dsnAddr(childDSN); ok {
@@ -106,6 +112,12 @@ func (v *verification) create(ctx context.Context, all *config.File) error {
 		v.dropFaults(dbFault, "the store's DSN names no host:port (a file database) to put a proxy in front of")
 	}
 	v.scratch = scratchLane(v.lane, table, tgt)
+	if p, ok := lanesProjection(all, v.lane); ok {
+		v.proj = newProjCheck(p, table, tgt)
+		if err := v.proj.create(ctx, v); err != nil {
+			return err
+		}
+	}
 	path, err := v.writeChildConfig(childDSN)
 	if err != nil {
 		return err
@@ -144,12 +156,15 @@ func (v *verification) writeChildConfig(dsn string) (string, error) {
 	no := false
 	st := v.file.Store
 	st.DSN, st.Migrate = dsn, &no
-	brokerAddr := ""
-	if v.brokerProxy != nil {
-		brokerAddr = v.brokerProxy.Addr()
+	var via []string
+	for _, p := range v.brokerProxies {
+		via = append(via, p.Addr())
 	}
-	f := config.File{Store: st, Brokers: map[string]*config.Broker{"verify": v.tgt.childEntry(brokerAddr)},
+	f := config.File{Store: st, Brokers: map[string]*config.Broker{"verify": v.tgt.childEntry(via)},
 		Lanes: []config.Lane{v.scratch}, Admin: config.Admin{Addr: config.AdminOff}, Log: config.Log{Level: "warn"}}
+	if v.proj != nil {
+		f.Projections = []projection.Projection{v.proj.p}
+	}
 	b, err := yaml.Marshal(&f)
 	if err != nil {
 		return "", fmt.Errorf("verify: child config: %w", err)
@@ -166,7 +181,7 @@ func (v *verification) cleanup(stderr io.Writer) {
 	if v.relays != nil {
 		v.relays.stop(10 * time.Second)
 	}
-	for _, p := range []*faultproxy.Proxy{v.brokerProxy, v.dbProxy} {
+	for _, p := range append(v.brokerProxies, v.dbProxy) {
 		if p != nil {
 			p.Close()
 		}

@@ -57,11 +57,11 @@ func (t *rabbitTarget) describe() string {
 	return fmt.Sprintf("RabbitMQ queue %s (default exchange) at %s", t.queue, t.url.Host)
 }
 
-func (t *rabbitTarget) upstream() string { return t.url.Host }
+func (t *rabbitTarget) upstreams() []string { return []string{t.url.Host} }
 
-func (t *rabbitTarget) childEntry(addr string) *config.Broker {
+func (t *rabbitTarget) childEntry(via []string) *config.Broker {
 	c := t.cfg
-	c.URL, c.Exchange, c.AllowUnroutable = via(t.url, addr), "", false
+	c.URL, c.Exchange, c.AllowUnroutable = viaURL(t.url, via[0]), "", false
 	return &config.Broker{Type: "rabbitmq", Config: &rabbitmq.BrokerConfig{Config: c}}
 }
 

@@ -20,7 +20,7 @@ const (
 
 // reconcile compares what was written with what was read back and fills
 // the figures and verdicts.
-func (r *report) reconcile(led *ledger, st store.LaneStats, ordered, interrupted bool) {
+func (r *report) reconcile(led *ledger, st store.LaneStats, ordered, interrupted bool, proj string, pr *projResult) {
 	led.mu.Lock()
 	defer led.mu.Unlock()
 	r.Interrupted = interrupted
@@ -64,6 +64,11 @@ func (r *report) reconcile(led *ledger, st store.LaneStats, ordered, interrupted
 	r.figures(lat, firstCommit, lastRead)
 	order, orderEx := orderViolations(led, ordered)
 	r.verdicts(lost, phantom, order, orderEx, ordered, st)
+	r.projectionVerdict(led, proj, pr)
+	r.Held = !r.Interrupted && r.Error == ""
+	for _, v := range r.Verdicts {
+		r.Held = r.Held && v.Held
+	}
 }
 
 // figures sets throughput and latency percentiles.
@@ -113,7 +118,7 @@ func orderViolations(led *ledger, ordered bool) (n int, examples []string) {
 	return n, examples
 }
 
-// verdicts sets one verdict per guarantee and Held.
+// verdicts sets one verdict per guarantee of the relay.
 func (r *report) verdicts(lost, phantom []string, order int, orderEx []string, ordered bool, st store.LaneStats) {
 	r.Lost, r.Phantom, r.OrderViolations = len(lost), len(phantom), order
 	r.Dead, r.InFlight, r.Pending = st.Dead, st.InFlight, st.Pending+st.Retrying
@@ -130,10 +135,6 @@ func (r *report) verdicts(lost, phantom []string, order int, orderEx []string, o
 	add(checkDead, st.Dead == 0, fmt.Sprintf("%d dead", st.Dead), nil)
 	add(checkInFlight, st.InFlight == 0, fmt.Sprintf("%d in flight, %d pending at the end", st.InFlight, st.Pending+st.Retrying), nil)
 	add(checkDuplicate, true, fmt.Sprintf("%d extra copies", r.Duplicates), nil)
-	r.Held = !r.Interrupted && r.Error == ""
-	for _, v := range r.Verdicts {
-		r.Held = r.Held && v.Held
-	}
 }
 
 func firstN(s []string, n int) []string {

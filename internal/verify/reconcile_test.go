@@ -43,7 +43,7 @@ func verdictOf(t *testing.T, r *report, check string) verdict {
 func TestReconcileAllHeld(t *testing.T) {
 	r := &report{}
 	// A duplicate of #2 after #3 is allowed: order looks at first copies.
-	r.reconcile(ledgerOf(3, 1, 2, 3, 2), store.LaneStats{Delivered: 3}, true, false)
+	r.reconcile(ledgerOf(3, 1, 2, 3, 2), store.LaneStats{Delivered: 3}, true, false, "", nil)
 	if !r.Held || r.Committed != 3 || r.RolledBack != 1 || r.Duplicates != 1 || r.Received != 3 {
 		t.Fatalf("report %+v", r)
 	}
@@ -65,7 +65,7 @@ func TestReconcileFindsEachBrokenGuarantee(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &report{}
-			r.reconcile(tc.led, tc.stats, true, false)
+			r.reconcile(tc.led, tc.stats, true, false, "", nil)
 			v := verdictOf(t, r, tc.check)
 			if r.Held || v.Held || !strings.Contains(v.Detail, tc.want) {
 				t.Fatalf("held %v, verdict %+v; want %q failed", r.Held, v, tc.want)
@@ -84,12 +84,12 @@ func TestReconcileFindsEachBrokenGuarantee(t *testing.T) {
 
 func TestReconcileOrderNotAskedAndInterrupted(t *testing.T) {
 	r := &report{}
-	r.reconcile(ledgerOf(3, 3, 2, 1), store.LaneStats{}, false, false)
+	r.reconcile(ledgerOf(3, 3, 2, 1), store.LaneStats{}, false, false, "", nil)
 	if v := verdictOf(t, r, checkOrder); !v.Skipped || !r.Held {
 		t.Fatalf("unordered lane: order verdict %+v, held %v", v, r.Held)
 	}
 	r = &report{}
-	r.reconcile(ledgerOf(3, 1, 2, 3), store.LaneStats{}, true, true)
+	r.reconcile(ledgerOf(3, 1, 2, 3), store.LaneStats{}, true, true, "", nil)
 	if r.Held || !strings.Contains(r.text(), "INTERRUPTED") {
 		t.Fatalf("an interrupted run is not a pass:\n%s", r.text())
 	}

@@ -49,13 +49,13 @@ func (t *redisTarget) describe() string {
 	return fmt.Sprintf("Redis stream %s at %s", t.stream, t.url.Host)
 }
 
-func (t *redisTarget) upstream() string { return t.url.Host }
+func (t *redisTarget) upstreams() []string { return []string{t.url.Host} }
 
 // childEntry keeps the user's settings but trimming: verify reads every
 // entry back, and MAXLEN could drop one before it does.
-func (t *redisTarget) childEntry(addr string) *config.Broker {
+func (t *redisTarget) childEntry(via []string) *config.Broker {
 	c := t.cfg
-	c.URL, c.MaxLen = via(t.url, addr), 0
+	c.URL, c.MaxLen = viaURL(t.url, via[0]), 0
 	return &config.Broker{Type: "redis", Config: &redis.BrokerConfig{Config: c}}
 }
 

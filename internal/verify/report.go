@@ -34,6 +34,10 @@ type report struct {
 	// OrderViolations counts events read before an earlier one of their key.
 	OrderViolations int `json:"order_violations"`
 	ReadErrors      int `json:"read_errors"`
+	// ProjectionApplied counts committed events the scratch projection
+	// applied once, ProjectionTwice those it applied more than once.
+	ProjectionApplied int `json:"projection_applied_once,omitempty"`
+	ProjectionTwice   int `json:"projection_applied_twice,omitempty"`
 	// ProducerErrors counts transactions that failed (rolled back, or
 	// ambiguous when the commit failed); ProducerError is the last error.
 	ProducerErrors int    `json:"producer_errors"`

@@ -16,12 +16,12 @@ import (
 type target interface {
 	// describe names the scratch destination, for the report.
 	describe() string
-	// upstream is the broker's host:port that the proxy forwards to, or
-	// "" when a proxy cannot stand in front of it (no broker faults).
-	upstream() string
+	// upstreams are the broker's host:port addresses, one proxy in front
+	// of each (a Kafka cluster's brokers; one address elsewhere).
+	upstreams() []string
 	// childEntry is the broker entry of the children's config, reaching
-	// the broker at via (the proxy's host:port).
-	childEntry(via string) *config.Broker
+	// upstreams()[i] at via[i] (its proxy's host:port).
+	childEntry(via []string) *config.Broker
 	// destination is the children's lane destination.
 	destination() broker.Template
 	// subscribe opens the consumer verify reads back with.

@@ -104,10 +104,17 @@ type result struct {
 		Fault  string `json:"fault"`
 		Detail string `json:"detail"`
 	} `json:"injected"`
-	Verdicts []struct {
-		Check string `json:"check"`
-		Held  bool   `json:"held"`
-	} `json:"verdicts"`
+	Verdicts        []verdictResult `json:"verdicts"`
+	ProjectionOnce  int             `json:"projection_applied_once"`
+	ProjectionTwice int             `json:"projection_applied_twice"`
+}
+
+// verdictResult is one verdict of the --json report.
+type verdictResult struct {
+	Check   string `json:"check"`
+	Held    bool   `json:"held"`
+	Skipped bool   `json:"skipped"`
+	Detail  string `json:"detail"`
 }
 
 // verify runs herald verify in dir and returns its exit code, report and
@@ -162,82 +169,156 @@ func requireHeld(t *testing.T, code int, r result, stderr string, faults []strin
 	}
 }
 
-// TestVerifyHoldsUnderFaults: on each database with NATS, relay kills, a
-// freeze past the lease and proxy cuts of the broker (and of the database
-// where it is a server) leave every guarantee held.
+// stores are the databases verify is run on, with the faults each takes:
+// a file database has no connection to cut.
+var stores = []struct {
+	name, driver, dsn, server, yamlDriver string
+	faults                                []string
+}{
+	{"sqlite", "", "", "", "sqlite", []string{"cut-broker", "kill", "stop"}},
+	{"mariadb", "mysql", testenv.MySQLDSN(), "MariaDB", "mysql", []string{"cut-broker", "cut-db", "kill", "stop"}},
+	{"postgres", "pgx", testenv.PostgresDSN(), "PostgreSQL", "postgres", []string{"blackhole-broker", "cut-broker", "cut-db", "kill", "stop"}},
+}
+
+// brokerUnderTest makes a lane's broker entry and destination for one
+// run, checking the server is there; Kafka is a kfake cluster of three
+// brokers in this process, one per run.
+type brokerUnderTest struct {
+	name string
+	open func(t *testing.T) (entry, destination string)
+}
+
+var brokers = []brokerUnderTest{
+	{"nats", func(t *testing.T) (string, string) {
+		url := testenv.RequireNATS(t)
+		stream := testenv.Name("VERIFY_TEST")
+		return "{type: nats, url: \"" + url + "\", stream: " + stream + ", subjects: [\"" + strings.ToLower(stream) + ".>\"]}",
+			strings.ToLower(stream) + ".{topic}"
+	}},
+	{"redis", func(t *testing.T) (string, string) {
+		testenv.RequireTCP(t, "redis", "127.0.0.1:6379")
+		return "{type: redis, url: \"redis://127.0.0.1:6379/0\"}", "verify.{topic}"
+	}},
+	{"rabbitmq", func(t *testing.T) (string, string) {
+		testenv.RequireTCP(t, "rabbitmq", "127.0.0.1:5672")
+		return "{type: rabbitmq, url: \"amqp://guest:guest@127.0.0.1:5672/\"}", "verify.{topic}"
+	}},
+	{"kafka", func(t *testing.T) (string, string) {
+		c, err := kfake.NewCluster(kfake.NumBrokers(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		return "{type: kafka, brokers: [\"" + strings.Join(c.ListenAddrs(), "\", \"") + "\"]}", "verify.{topic}"
+	}},
+}
+
+// storeYAML is the store entry of s, checking the server is there.
+func storeYAML(t *testing.T, driver, dsn, server, yamlDriver string) string {
+	t.Helper()
+	if driver == "" {
+		return "{driver: sqlite, dsn: verify.db}"
+	}
+	testenv.RequireDB(t, driver, dsn, server)
+	return "{driver: " + yamlDriver + ", dsn: \"" + dsn + "\"}"
+}
+
+// TestVerifyHoldsUnderFaults: on each database with each broker, relay
+// kills, a freeze past the lease and proxy cuts of the broker (on Kafka,
+// of every broker of a three-broker cluster) and of the database (where
+// it is a server) leave every guarantee held.
 func TestVerifyHoldsUnderFaults(t *testing.T) {
 	t.Parallel()
-	natsURL := testenv.RequireNATS(t)
+	for _, b := range brokers {
+		for _, s := range stores {
+			t.Run(b.name+"/"+s.name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				st := storeYAML(t, s.driver, s.dsn, s.server, s.yamlDriver)
+				entry, dest := b.open(t)
+				cfg := brokerConfigFile(t, dir, st, entry, dest)
+				code, r, stderr := verify(t, dir, nil, "--config", cfg, "--events", "250", "--duration", "6s",
+					"--faults", strings.Join(s.faults, ","))
+				requireHeld(t, code, r, stderr, s.faults)
+				if b.name == "nats" {
+					requireRemoved(t, testenv.NATSURL(), r.Table)
+				}
+			})
+		}
+	}
+}
+
+// TestVerifyProjection: a config whose projection reads the lane (from
+// its outbox table, or from its broker: NATS, Kafka) gets a scratch copy of it run by
+// the relays, under kills, a freeze and cuts, and its ledger is checked:
+// every committed event applied once, no rolled-back one. A second
+// application made behind the projector's back (the test-only hook
+// "twice") fails the check with exit 1.
+func TestVerifyProjection(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
-		name, driver, dsn, server string
-		faults                    []string
+		name, source, hook string
+		store, broker      int // indexes in stores and brokers
+		faults             []string
 	}{
-		{"sqlite", "", "", "", []string{"cut-broker", "kill", "stop"}},
-		{"mariadb", "mysql", testenv.MySQLDSN(), "MariaDB", []string{"cut-broker", "cut-db", "kill", "stop"}},
-		{"postgres", "pgx", testenv.PostgresDSN(), "PostgreSQL", []string{"blackhole-broker", "cut-broker", "cut-db", "kill", "stop"}},
+		{"outbox-postgres-nats", "{outbox: room_outbox}", "", 2, 0, []string{"cut-db", "kill", "stop"}},
+		{"nats-sqlite", "{broker: events, destination: \"room.>\"}", "", 0, 0, []string{"cut-broker", "kill", "stop"}},
+		{"kafka-mariadb", "{broker: events, destination: room}", "", 1, 3, []string{"cut-broker", "kill"}},
+		{"twice", "{outbox: room_outbox}", "twice", 0, 0, []string{"kill"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
-			storeYAML := "{driver: sqlite, dsn: verify.db}"
-			if tc.driver != "" {
-				testenv.RequireDB(t, tc.driver, tc.dsn, tc.server)
-				storeYAML = "{driver: " + map[string]string{"mysql": "mysql", "pgx": "postgres"}[tc.driver] + ", dsn: \"" + tc.dsn + "\"}"
+			s := stores[tc.store]
+			entry, dest := brokers[tc.broker].open(t)
+			cfg := brokerConfigFile(t, dir, storeYAML(t, s.driver, s.dsn, s.server, s.yamlDriver), entry, dest)
+			appendFile(t, cfg, "projections:\n  - {name: rooms, source: "+tc.source+
+				", statements: [\"INSERT INTO rooms (id) VALUES (:event.id)\"]}\n")
+			var env []string
+			if tc.hook != "" {
+				env = []string{"HERALD_VERIFY_TEST_BREAK=" + tc.hook}
 			}
-			cfg := configFile(t, dir, storeYAML, natsURL)
-			code, r, stderr := verify(t, dir, nil, "--config", cfg, "--events", "300", "--duration", "6s",
+			code, r, stderr := verify(t, dir, env, "--config", cfg, "--events", "200", "--duration", "5s",
 				"--faults", strings.Join(tc.faults, ","))
+			v := verdictOf(t, r, "projection applied exactly once")
+			if tc.hook != "" {
+				if code != 1 || r.Held || v.Held || r.ProjectionTwice != 1 {
+					t.Fatalf("exit %d, held %v, projection %+v, twice %d; want 1 and the projection check failed once:\n%s",
+						code, r.Held, v, r.ProjectionTwice, stderr)
+				}
+				return
+			}
 			requireHeld(t, code, r, stderr, tc.faults)
-			requireRemoved(t, natsURL, r.Table)
+			if v.Skipped || r.ProjectionOnce != r.Committed {
+				t.Fatalf("projection %+v, applied once %d of %d committed", v, r.ProjectionOnce, r.Committed)
+			}
 		})
 	}
 }
 
-// TestVerifyOtherBrokers: Redis (on PostgreSQL) and RabbitMQ (on
-// MariaDB) are read back from a scratch stream and queue, under kills,
-// a freeze and cuts of both connections.
-func TestVerifyOtherBrokers(t *testing.T) {
-	t.Parallel()
-	faults := []string{"cut-broker", "cut-db", "kill", "stop"}
-	for _, tc := range []struct {
-		name, addr, broker, driver, dsn, store string
-	}{
-		{"redis", "127.0.0.1:6379", "{type: redis, url: \"redis://127.0.0.1:6379/0\"}", "pgx", testenv.PostgresDSN(), "postgres"},
-		{"rabbitmq", "127.0.0.1:5672", "{type: rabbitmq, url: \"amqp://guest:guest@127.0.0.1:5672/\"}", "mysql", testenv.MySQLDSN(), "mysql"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			testenv.RequireTCP(t, tc.name, tc.addr)
-			testenv.RequireDB(t, tc.driver, tc.dsn, tc.store)
-			dir := t.TempDir()
-			cfg := brokerConfigFile(t, dir, "{driver: "+tc.store+", dsn: \""+tc.dsn+"\"}", tc.broker, "verify.{topic}")
-			code, r, stderr := verify(t, dir, nil, "--config", cfg, "--events", "300", "--duration", "6s",
-				"--faults", strings.Join(faults, ","))
-			requireHeld(t, code, r, stderr, faults)
-		})
-	}
-}
-
-// TestVerifyKafka: Kafka (kfake, in this process) is read back from a
-// scratch topic; relays are killed and frozen and their database cut, and
-// the broker faults are skipped with a note (clients reach the
-// advertised addresses, past a proxy).
-func TestVerifyKafka(t *testing.T) {
-	t.Parallel()
-	testenv.RequireDB(t, "mysql", testenv.MySQLDSN(), "MariaDB")
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+// appendFile appends text to the file at path.
+func appendFile(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	dir := t.TempDir()
-	cfg := brokerConfigFile(t, dir, "{driver: mysql, dsn: \""+testenv.MySQLDSN()+"\"}",
-		"{type: kafka, brokers: [\""+c.ListenAddrs()[0]+"\"]}", "verify.{topic}")
-	faults := []string{"cut-db", "kill", "stop"}
-	code, r, stderr := verify(t, dir, nil, "--config", cfg, "--events", "300", "--duration", "6s",
-		"--faults", "cut-broker,"+strings.Join(faults, ","))
-	requireHeld(t, code, r, stderr, faults)
-	if len(r.Notes) == 0 || !strings.Contains(r.Notes[0], "cut-broker skipped") {
-		t.Fatalf("notes %q; want cut-broker skipped", r.Notes)
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
 	}
+}
+
+// verdictOf returns the report's verdict named check.
+func verdictOf(t *testing.T, r result, check string) verdictResult {
+	t.Helper()
+	for _, v := range r.Verdicts {
+		if v.Check == check {
+			return v
+		}
+	}
+	t.Fatalf("no verdict %q in %+v", check, r.Verdicts)
+	return verdictResult{}
 }
 
 // TestVerifyRestartBroker: --restart-broker-cmd restarts a redis-server
@@ -296,14 +377,16 @@ func TestVerifyEmbeddedDefaults(t *testing.T) {
 }
 
 // TestVerifyReportsABrokenGuarantee: a consumer made to forget an event,
-// or to report a rolled-back one (the test-only HERALD_VERIFY_TEST_BREAK),
-// is reported as a failed guarantee with exit code 1.
+// or to report a rolled-back one, or a relay that marks an event delivered
+// without publishing it (the test-only HERALD_VERIFY_TEST_BREAK), is
+// reported as a failed guarantee with exit code 1.
 func TestVerifyReportsABrokenGuarantee(t *testing.T) {
 	t.Parallel()
 	natsURL := testenv.RequireNATS(t)
 	for _, tc := range []struct{ hook, check string }{
 		{"drop", "nothing committed lost"},
 		{"phantom", "nothing rolled back or unwritten sent"},
+		{"relay-drop", "nothing committed lost"},
 	} {
 		t.Run(tc.hook, func(t *testing.T) {
 			dir := t.TempDir()
@@ -313,7 +396,7 @@ func TestVerifyReportsABrokenGuarantee(t *testing.T) {
 			if code != 1 || r.Held {
 				t.Fatalf("exit %d, held %v; want 1 and a failed guarantee:\n%s", code, r.Held, stderr)
 			}
-			if (tc.hook == "drop" && r.Lost != 1) || (tc.hook == "phantom" && r.Phantom != 1) {
+			if (tc.hook != "phantom" && r.Lost != 1) || (tc.hook == "phantom" && r.Phantom != 1) {
 				t.Fatalf("lost %d, phantom %d; want the one the hook made", r.Lost, r.Phantom)
 			}
 			for _, v := range r.Verdicts {

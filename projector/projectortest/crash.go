@@ -162,7 +162,7 @@ func RunKilledBeforeAck(t *testing.T, cfg KilledConfig) {
 func redeliver(t *testing.T, s Store, model *Model, table string, cfg KilledConfig) {
 	t.Helper()
 	var calls, acks atomic.Int32
-	p, err := projector.New(projector.Config{Name: "count", Store: s, Table: table, Logger: slog.New(slog.DiscardHandler),
+	p, err := projector.New(projector.Config{Settings: projector.Settings{Name: "count", Table: table}, Store: s, Logger: slog.New(slog.DiscardHandler),
 		Handler: func(ctx context.Context, tx *sql.Tx, ev herald.Event) error {
 			calls.Add(1)
 			return model.Bump(ctx, tx, ev)

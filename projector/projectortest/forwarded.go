@@ -141,9 +141,9 @@ func projectForwarded(ctx context.Context, t *testing.T, s Store, sub broker.Sub
 		seen.mu.Unlock()
 		return model.Bump(ctx, tx, ev)
 	}
-	p, err := projector.New(projector.Config{Name: "forwarded", Store: s, Table: ledger, Handler: handler,
-		Backoff: projector.Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond},
-		Logger:  slog.New(slog.DiscardHandler)})
+	p, err := projector.New(projector.Config{Store: s, Handler: handler, Logger: slog.New(slog.DiscardHandler),
+		Settings: projector.Settings{Name: "forwarded", Table: ledger,
+			Backoff: projector.Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -239,7 +239,7 @@ func childProjector(backend, path, table, model string) (*projector.Projector, S
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(98)
 	}
-	p, err := projector.New(projector.Config{Name: "count", Store: s, Table: table, Handler: ModelOn(s, model).Bump,
+	p, err := projector.New(projector.Config{Settings: projector.Settings{Name: "count", Table: table}, Store: s, Handler: ModelOn(s, model).Bump,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

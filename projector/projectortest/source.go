@@ -88,9 +88,9 @@ func RunSource(t *testing.T, cfg SourceConfig) {
 	for i := range cfg.Processes {
 		st := open(t)
 		p, err := projector.New(projector.Config{
-			Name: "count", Store: st, Table: table, Handler: handler, Workers: 4, BatchSize: 256,
-			Backoff: projector.Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond},
-			Logger:  slog.New(slog.DiscardHandler),
+			Settings: projector.Settings{Name: "count", Table: table, Workers: 4, BatchSize: 256,
+				Backoff: projector.Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond}},
+			Store: st, Handler: handler, Logger: slog.New(slog.DiscardHandler),
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -35,7 +35,13 @@ type Projection = projection.Projection
 // Source is a projection's `source` (projection.Source).
 type Source = projection.Source
 
-// Retry is a projection's `retry` section (projection.Retry).
+// Settings are a projection's projector settings (projector.Settings,
+// projection.Settings): an entry's name, table, type filters, workers,
+// max_attempts and retry, with their defaults and rules.
+type Settings = projection.Settings
+
+// Retry is a projection's `retry` section (projection.Retry, the
+// projector's backoff).
 type Retry = projection.Retry
 
 // Statement is one configured SQL statement bound to a dialect
@@ -100,7 +106,5 @@ func (c *Compiled) Handler(ctx context.Context, tx *sql.Tx, ev herald.Event) err
 
 // Projector returns the projector of c on the store it was prepared on.
 func (c *Compiled) Projector(log *slog.Logger) (*projector.Projector, error) {
-	return projector.New(projector.Config{Name: c.Name, Store: c.store, Table: c.Table, Handler: c.Handler,
-		IncludeTypes: c.IncludeTypes, ExcludeTypes: c.ExcludeTypes, Workers: c.Workers, MaxAttempts: c.MaxAttempts,
-		Backoff: projector.Backoff{Initial: c.Retry.Initial, Max: c.Retry.Max}, Logger: log})
+	return projector.New(projector.Config{Settings: c.Settings, Store: c.store, Handler: c.Handler, Logger: log})
 }

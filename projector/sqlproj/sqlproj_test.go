@@ -81,7 +81,7 @@ func openSQLite(t *testing.T) *sqlite.Store {
 // TestValidateAndPrepare: config errors name the key path; a statement
 // the database cannot prepare (a missing table) is refused at load.
 func TestValidateAndPrepare(t *testing.T) {
-	ok := sqlproj.Projection{Name: "p", Source: sqlproj.Source{Outbox: "herald_outbox"},
+	ok := sqlproj.Projection{Settings: sqlproj.Settings{Name: "p"}, Source: sqlproj.Source{Outbox: "herald_outbox"},
 		Statements: []string{"INSERT INTO seen (id, who) VALUES (:event.id, :payload.who)"}}
 	bad := map[string]func(p *sqlproj.Projection){
 		"projections[0].name":               func(p *sqlproj.Projection) { p.Name = "" },
@@ -118,8 +118,8 @@ func TestMissingPathGoesDead(t *testing.T) {
 	if err := s.MigrateProjections(context.Background(), store.DefaultProjectionTable); err != nil {
 		t.Fatal(err)
 	}
-	p := sqlproj.Projection{Name: "p", Source: sqlproj.Source{Outbox: "herald_outbox"}, MaxAttempts: 2,
-		Retry:      sqlproj.Retry{Initial: time.Millisecond, Max: 5 * time.Millisecond},
+	p := sqlproj.Projection{Source: sqlproj.Source{Outbox: "herald_outbox"},
+		Settings:   sqlproj.Settings{Name: "p", MaxAttempts: 2, Backoff: sqlproj.Retry{Initial: time.Millisecond, Max: 5 * time.Millisecond}},
 		Statements: []string{"INSERT INTO seen (id, who) VALUES (:event.id, :payload.who)"}}
 	c, err := sqlproj.Prepare(context.Background(), p, s, "projections[0]")
 	if err != nil {

@@ -29,9 +29,22 @@ var mapDialect = mapsql.Dialect{
 		return mapsql.ReadColumns(ctx, q, `SELECT LOWER(column_name), LOWER(data_type) FROM information_schema.columns
   WHERE table_schema = DATABASE() AND table_name = ?`, table)
 	},
+	Indexes: func(table string) (string, []any) {
+		return `SELECT index_name, non_unique = 0, COALESCE(column_name, '') FROM information_schema.statistics
+  WHERE table_schema = DATABASE() AND table_name = ? ORDER BY index_name, seq_in_index`, []any{table}
+	},
 	IsInteger:  func(typ string) bool { return strings.HasSuffix(typ, "int") },
 	IsDatetime: func(typ string) bool { return typ == "datetime" || typ == "timestamp" },
+	Retry:      retryLoop,
+	Cursor:     true,
+	PrimaryKey: func(ctx context.Context, q mapsql.Runner, table string) ([]string, error) {
+		return mapsql.ReadStrings(ctx, q, `SELECT column_name FROM information_schema.key_column_usage
+  WHERE table_schema = DATABASE() AND table_name = ? AND constraint_name = 'PRIMARY' ORDER BY ordinal_position`, table)
+	},
 }
+
+// Compile-time proof that Store can inspect tables for herald adopt.
+var _ store.Inspecting = (*Store)(nil)
 
 // MapTable implements store.Mapper.
 func (s *Store) MapTable(table string, m store.Mapping) error { return s.mappedTables().Map(table, m) }
@@ -55,3 +68,6 @@ func (s *Store) mappedTable(table string) *mapsql.Table {
 	s.mu.Unlock()
 	return ts.Get(table)
 }
+
+// Inspect implements store.Inspecting.
+func (s *Store) Inspect() store.Inspector { return s.mappedTables() }

@@ -113,18 +113,18 @@ func (s *Store) Unselected(ctx context.Context, within store.Scope, lanes []stor
 const DefaultListLimit = 100
 
 // List returns up to p.Limit rows of p.Status with ids above p.AfterID, in
-// id order.
+// id order (a mapped table's by event id, after p.AfterEventID).
 func (s *Store) List(ctx context.Context, p store.ListParams) ([]store.Record, error) {
-	if err := s.mapped.Refuse(p.Table, "list"); err != nil {
-		return nil, err
+	if t := s.mapped.Get(p.Table); t != nil {
+		return t.List(ctx, p, DefaultListLimit)
 	}
 	return s.reader().List(ctx, p, DefaultListLimit)
 }
 
 // Get returns the row of eventID, or store.ErrNotFound.
 func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, error) {
-	if err := s.mapped.Refuse(table, "get"); err != nil {
-		return store.Record{}, err
+	if t := s.mapped.Get(table); t != nil {
+		return t.Get(ctx, eventID)
 	}
 	return s.reader().Get(ctx, table, eventID)
 }
@@ -137,8 +137,8 @@ func (s *Store) reader() sqlscan.Reader {
 // reset. last_error is kept, so an operator still sees why the event died
 // until it fails again or is delivered.
 func (s *Store) Replay(ctx context.Context, sc store.Scope, eventIDs []string) (int64, error) {
-	if err := s.mapped.Refuse(sc.Table, "replay"); err != nil {
-		return 0, err
+	if t := s.mapped.Get(sc.Table); t != nil {
+		return t.Replay(ctx, sc, eventIDs)
 	}
 	return s.onDead(ctx, "replay", sc, eventIDs,
 		"UPDATE {{T}} SET status = 'pending', attempts = 0, available_at = now()")
@@ -146,8 +146,8 @@ func (s *Store) Replay(ctx context.Context, sc store.Scope, eventIDs []string) (
 
 // Purge deletes dead rows.
 func (s *Store) Purge(ctx context.Context, sc store.Scope, eventIDs []string) (int64, error) {
-	if err := s.mapped.Refuse(sc.Table, "purge"); err != nil {
-		return 0, err
+	if t := s.mapped.Get(sc.Table); t != nil {
+		return t.Purge(ctx, sc, eventIDs)
 	}
 	return s.onDead(ctx, "purge", sc, eventIDs, "DELETE FROM {{T}}")
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/backoff"
 )
 
 // PostgreSQL writes a transaction's commit record to the WAL, and the
@@ -65,12 +67,9 @@ func (sn snapshot) sees(xid uint32) bool {
 	return full < sn.xmin || !sn.running[full]
 }
 
-// visibleWait is the first and the longest pause between two looks at the
-// snapshot while a transaction is not visible yet.
-const (
-	visibleWaitMin = time.Millisecond
-	visibleWaitMax = 50 * time.Millisecond
-)
+// visibleWait spaces the looks at the snapshot while a transaction is not
+// visible yet: from 1 ms, doubling to 50 ms.
+var visibleWait = backoff.Policy{Initial: time.Millisecond, Max: 50 * time.Millisecond}
 
 // awaitVisible returns once every transaction of xids is visible to new
 // snapshots, or ctx's error. One query when they all are, as nearly always.
@@ -78,7 +77,7 @@ func (s *Store) awaitVisible(ctx context.Context, xids []uint32) error {
 	if len(xids) == 0 {
 		return nil
 	}
-	wait := visibleWaitMin
+	waits := backoff.Series{Policy: visibleWait}
 	for {
 		var text string
 		if err := s.db.QueryRowContext(ctx, "SELECT pg_current_snapshot()::text").Scan(&text); err != nil {
@@ -91,14 +90,13 @@ func (s *Store) awaitVisible(ctx context.Context, xids []uint32) error {
 		if sn.seesAll(xids) {
 			return nil
 		}
-		t := time.NewTimer(wait)
+		t := time.NewTimer(waits.Next())
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return fmt.Errorf("postgres store: waiting for committed transactions to become visible: %w", ctx.Err())
 		case <-t.C:
 		}
-		wait = min(2*wait, visibleWaitMax)
 	}
 }
 

@@ -26,9 +26,20 @@ var mapDialect = mapsql.Dialect{
 		return mapsql.ReadColumns(ctx, q, `SELECT lower(column_name), lower(data_type) FROM information_schema.columns
   WHERE table_schema = current_schema() AND table_name = $1`, table)
 	},
+	Indexes: func(table string) (string, []any) {
+		return `SELECT i.relname, x.indisunique, a.attname
+FROM pg_index x JOIN pg_class t ON t.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid
+  JOIN LATERAL unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, n) ON true
+  JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+WHERE t.relnamespace = current_schema()::regnamespace AND t.relname = $1 ORDER BY i.relname, k.n`, []any{table}
+	},
 	IsInteger:  func(typ string) bool { return typ == "smallint" || typ == "integer" || typ == "bigint" },
 	IsDatetime: func(typ string) bool { return typ == "timestamp with time zone" },
+	Retry:      retryLoop,
 }
+
+// Compile-time proof that Store can inspect tables for herald adopt.
+var _ store.Inspecting = (*Store)(nil)
 
 // MapTable implements store.Mapper.
 func (s *Store) MapTable(table string, m store.Mapping) error { return s.mapped.Map(table, m) }
@@ -39,3 +50,6 @@ func (s *Store) newMapped() *mapsql.Tables {
 		return s.inTx(ctx, func(tx *sql.Tx) error { return fn(tx) })
 	})
 }
+
+// Inspect implements store.Inspecting.
+func (s *Store) Inspect() store.Inspector { return s.mapped }

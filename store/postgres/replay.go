@@ -22,4 +22,4 @@ func (s *Store) replays() replaysql.Replayer {
 }
 
 // Replays is the store's search and replay by query, with its history.
-func (s *Store) Replays() store.QueryReplayer { return s.replays() }
+func (s *Store) Replays() store.QueryReplayer { return s.mapped.Replays(s.replays()) }

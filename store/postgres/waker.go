@@ -5,18 +5,18 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/heraldhq/herald/backoff"
 )
 
-// Backoff bounds between reconnects of a wakeup listener.
-const (
-	listenMinBackoff = 100 * time.Millisecond
-	listenMaxBackoff = 5 * time.Second
-)
+// listenRetry spaces the reconnects of a wakeup listener: from 100 ms,
+// doubling to 5 s, with equal jitter so that the relays of a restarted
+// server do not reconnect in step.
+var listenRetry = backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: backoff.JitterEqual}
 
 // listenAppName marks the listener's sessions in pg_stat_activity.
 const listenAppName = "herald-wakeups"
@@ -106,10 +106,9 @@ func waitNotifications(ctx context.Context, conn *pgx.Conn, ch chan<- struct{}) 
 
 // reconnect listens again, backing off between failures; nil once ctx ends.
 func reconnect(ctx context.Context, cfg *pgx.ConnConfig, channel string) *pgx.Conn {
-	backoff := listenMinBackoff
+	waits := backoff.Series{Policy: listenRetry}
 	for {
-		wait := backoff/2 + rand.N(backoff/2+1)
-		t := time.NewTimer(wait)
+		t := time.NewTimer(waits.Next())
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -119,7 +118,6 @@ func reconnect(ctx context.Context, cfg *pgx.ConnConfig, channel string) *pgx.Co
 		if conn, err := listen(ctx, cfg, channel); err == nil {
 			return conn
 		}
-		backoff = min(2*backoff, listenMaxBackoff)
 	}
 }
 

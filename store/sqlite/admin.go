@@ -129,10 +129,10 @@ func (s *Store) Unselected(ctx context.Context, within store.Scope, lanes []stor
 const DefaultListLimit = 100
 
 // List returns up to p.Limit rows of p.Status with ids above p.AfterID,
-// in id order.
+// in id order (a mapped table's by event id, after p.AfterEventID).
 func (s *Store) List(ctx context.Context, p store.ListParams) ([]store.Record, error) {
-	if err := s.mapped.Refuse(p.Table, "list"); err != nil {
-		return nil, err
+	if t := s.mapped.Get(p.Table); t != nil {
+		return t.List(ctx, p, DefaultListLimit)
 	}
 	qt, err := quote(p.Table)
 	if err != nil {
@@ -151,8 +151,8 @@ WHERE o.status = ? AND o.id > ?`+filter+` ORDER BY o.id LIMIT ?`, args...)
 
 // Get returns the row of eventID, or store.ErrNotFound.
 func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, error) {
-	if err := s.mapped.Refuse(table, "get"); err != nil {
-		return store.Record{}, err
+	if t := s.mapped.Get(table); t != nil {
+		return t.Get(ctx, eventID)
 	}
 	qt, err := quote(table)
 	if err != nil {
@@ -169,8 +169,8 @@ func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, e
 // reset. last_error is kept, so an operator still sees why the event died
 // until it fails again or is delivered.
 func (s *Store) Replay(ctx context.Context, sc store.Scope, eventIDs []string) (int64, error) {
-	if err := s.mapped.Refuse(sc.Table, "replay"); err != nil {
-		return 0, err
+	if t := s.mapped.Get(sc.Table); t != nil {
+		return t.Replay(ctx, sc, eventIDs)
 	}
 	return s.onDead(ctx, "replay", sc, eventIDs, `UPDATE {{T}} AS o SET status = 'pending', attempts = 0,
 	available_at = `+now+`, updated_at = `+now)
@@ -178,8 +178,8 @@ func (s *Store) Replay(ctx context.Context, sc store.Scope, eventIDs []string) (
 
 // Purge deletes dead rows.
 func (s *Store) Purge(ctx context.Context, sc store.Scope, eventIDs []string) (int64, error) {
-	if err := s.mapped.Refuse(sc.Table, "purge"); err != nil {
-		return 0, err
+	if t := s.mapped.Get(sc.Table); t != nil {
+		return t.Purge(ctx, sc, eventIDs)
 	}
 	return s.onDead(ctx, "purge", sc, eventIDs, `DELETE FROM {{T}} AS o`)
 }

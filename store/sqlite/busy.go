@@ -10,6 +10,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/heraldhq/herald/backoff"
 	"github.com/heraldhq/herald/internal/sleep"
 )
 
@@ -20,10 +21,7 @@ import (
 // 22 ms. So Open gives claims and marks a connection of their own with no
 // busy timeout, and hotWrite retries SQLITE_BUSY after 50 µs, doubling up
 // to 1 ms, within the store's busy timeout.
-const (
-	firstBusyRetry = 50 * time.Microsecond
-	maxBusyRetry   = time.Millisecond
-)
+var busyRetry = backoff.Policy{Initial: 50 * time.Microsecond, Max: time.Millisecond}
 
 // openHot opens the claims' and marks' pool: one connection (the store's
 // writes are one at a time anyway) with busy_timeout 0.
@@ -51,16 +49,15 @@ func (s *Store) hotWrite(ctx context.Context, fn func(db *sql.DB, stmts *stmtCac
 			return fn(s.db, &s.stmts)
 		}
 		deadline := time.Now().Add(s.busyTimeout)
-		wait := firstBusyRetry
+		wait := backoff.Series{Policy: busyRetry}
 		for {
 			err := fn(s.hot, &s.hotStmts)
 			if !isBusy(err) || time.Now().After(deadline) {
 				return err
 			}
-			if !sleep.For(ctx, wait) {
+			if !sleep.For(ctx, wait.Next()) {
 				return err
 			}
-			wait = min(wait*2, maxBusyRetry)
 		}
 	})
 }

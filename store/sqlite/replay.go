@@ -23,7 +23,7 @@ func (s *Store) replays() replaysql.Replayer {
 }
 
 // Replays is the store's search and replay by query, with its history.
-func (s *Store) Replays() store.QueryReplayer { return s.replays() }
+func (s *Store) Replays() store.QueryReplayer { return s.mapped.Replays(s.replays()) }
 
 // inWriteTx runs f in an immediate transaction in the write slot.
 func (s *Store) inWriteTx(ctx context.Context, f func(tx *sql.Tx) error) error {

@@ -34,16 +34,16 @@ func (t *Table) Check(ctx context.Context) error {
 	}
 	for _, name := range t.m.Columns.TimeColumns() {
 		if typ, ok := cols[strings.ToLower(name)]; ok && !fits(typ) {
-			e.Misfits = append(e.Misfits, fmt.Sprintf("column %s is %s, which time_unit %s does not fit", name, typ, unit))
+			e.Misfits = append(e.Misfits, store.Misfit{Column: name, Why: fmt.Sprintf("is %s, which time_unit %s does not fit", typ, unit)})
 		}
 	}
 	for _, name := range []string{t.m.Columns.Fence, t.m.Columns.Attempts} {
 		if typ, ok := cols[strings.ToLower(name)]; ok && name != "" && !t.ts.d.IsInteger(typ) {
-			e.Misfits = append(e.Misfits, fmt.Sprintf("column %s is %s, not an integer", name, typ))
+			e.Misfits = append(e.Misfits, store.Misfit{Column: name, Why: fmt.Sprintf("is %s, not an integer", typ)})
 		}
 	}
 	if len(e.Missing) == 0 && len(e.Misfits) == 0 {
-		return nil
+		return t.checkCursor(ctx)
 	}
 	slices.Sort(e.Missing)
 	e.Missing = slices.Compact(e.Missing)
@@ -138,6 +138,25 @@ func ReadColumns(ctx context.Context, db Runner, q, table string) (map[string]st
 	return cols, rows.Err()
 }
 
+// ReadStrings runs q with table as its argument and returns the first
+// column of its rows.
+func ReadStrings(ctx context.Context, db Runner, q, table string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, q, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
 // Unselected counts the rows of within that are pending or in flight and
 // that none of lanes selects (store.Store.Unselected).
 func (t *Table) Unselected(ctx context.Context, within store.Scope, lanes []store.Scope) (int64, error) {
@@ -153,13 +172,4 @@ func (t *Table) Unselected(ctx context.Context, within store.Scope, lanes []stor
 		return 0, fmt.Errorf("%s: unselected rows of %s: %w", t.ts.d.Name, t.name, err)
 	}
 	return n, nil
-}
-
-// Refuse returns store.ErrNotOnMapped, naming op, when table is mapped;
-// nil when it is Herald's own.
-func (ts *Tables) Refuse(table, op string) error {
-	if ts.Get(table) == nil {
-		return nil
-	}
-	return fmt.Errorf("%s: %s %s: %w (docs/adopt.md)", ts.d.Name, op, table, store.ErrNotOnMapped)
 }

@@ -30,6 +30,7 @@ func (t *Table) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	if p.Limit <= 0 || p.Lease <= 0 {
 		return nil, fmt.Errorf("%s: claim from %s: limit %d and lease %v must be positive", t.ts.d.Name, t.name, p.Limit, p.Lease)
 	}
+	t.learnCursor(ctx)
 	var recs []store.Record
 	err := t.ts.inTx(ctx, func(tx Runner) error {
 		recs = nil
@@ -83,21 +84,35 @@ func (t *Table) claimOrder(lease time.Duration) []string {
 }
 
 // lockDue locks up to limit due rows of one status: pending ones past
-// their next attempt, or in-flight ones past their lease.
+// their next attempt, or in-flight ones past their lease. Under a backlog
+// it starts after the table's cursor (see cursor.go).
 func (t *Table) lockDue(ctx context.Context, tx Runner, p store.ClaimParams, status string, limit int) ([]store.Record, error) {
 	due := t.c.NextAttempt
 	if status == t.m.Statuses.InFlight {
 		due = t.c.LeaseUntil
 	}
 	scope, scopeArgs := sqlbuild.ScopeWhereColumns(p.Scope, t.c.Tenant, t.c.Type)
+	key := t.cursorKey(status, p.Scope)
+	from, fromOK := t.cursors.get(key)
+	order, args := due, append([]any{status}, scopeArgs...)
+	if key != "" {
+		order += ", " + t.c.ID
+	}
+	if fromOK {
+		scope += " AND " + due + " >= ? AND (" + due + " > ? OR " + t.c.ID + " > ?)"
+		args = append(args, from.due, from.due, from.id)
+	}
 	q := "SELECT " + t.recordColumns(due) + " FROM " + t.quoted + " WHERE " + t.c.Status + " = ? AND " + due + " <= " + t.now() +
-		scope + " ORDER BY " + due + " LIMIT ?" + t.ts.d.Lock
-	args := append(append([]any{status}, scopeArgs...), limit)
-	rows, err := tx.QueryContext(ctx, t.rebind(q), args...)
+		scope + " ORDER BY " + order + " LIMIT ?" + t.ts.d.Lock
+	rows, err := tx.QueryContext(ctx, t.rebind(q), append(args, limit)...)
 	if err != nil {
 		return nil, err
 	}
-	return t.scanRecords(rows)
+	recs, last, err := t.scanRecords(rows)
+	if err == nil {
+		t.cursors.advance(key, len(recs) == limit, last)
+	}
+	return recs, err
 }
 
 // recordColumns is what a claim reads of a row; due is the time column
@@ -111,57 +126,54 @@ func (t *Table) recordColumns(due string) string {
 	}
 	return c.ID + ", " + c.Type + ", " + or(c.Tenant, "''") + ", " + or(c.Key, "''") + ", " + or(c.Topic, "''") + ", " +
 		or(c.Headers, "''") + ", " + c.Payload + ", " + created + ", " + or(c.Attempts, "0") + ", " +
-		now + " - " + t.millis(due) + ", " + age + t.bodyColumns()
+		now + ", " + t.millis(due) + ", " + age + t.bodyColumns()
 }
 
 // recordFields is how many columns recordColumns reads before the body's.
-const recordFields = 11
+const recordFields = 12
 
-// scanRecords reads and closes rows of recordColumns.
-func (t *Table) scanRecords(rows *sql.Rows) ([]store.Record, error) {
+// scanRecords reads and closes rows of recordColumns. It also returns
+// the position of the last row, in the order read.
+func (t *Table) scanRecords(rows *sql.Rows) ([]store.Record, position, error) {
 	defer rows.Close()
+	var last position
 	numeric, err := numericColumns(rows, recordFields)
 	if err != nil {
-		return nil, err
+		return nil, last, err
 	}
 	var recs []store.Record
 	for rows.Next() {
 		var (
-			id, typ, tenant, key, topic, headers any
-			r                                    store.Record
-			created, attempts, dueMs, ageMs      sql.NullInt64
+			id, typ, tenant, key, topic, headers   any
+			r                                      store.Record
+			created, attempts, nowMs, dueMs, ageMs sql.NullInt64
 		)
 		ev := &r.Event
 		values := make([]any, len(numeric))
-		dest := []any{&id, &typ, &tenant, &key, &topic, &headers, &ev.Payload, &created, &attempts, &dueMs, &ageMs}
+		dest := []any{&id, &typ, &tenant, &key, &topic, &headers, &ev.Payload, &created, &attempts, &nowMs, &dueMs, &ageMs}
 		for i := range values {
 			dest = append(dest, &values[i])
 		}
 		if err := rows.Scan(dest...); err != nil {
-			return nil, err
+			return nil, last, err
 		}
 		if len(t.m.Body) > 0 {
 			body, err := t.body(ev.Payload, values, numeric)
 			ev.Payload, r.BodyErr = body, err
 		}
-		ev.ID, ev.Type, ev.Tenant, ev.PartitionKey, ev.Topic = text(id), text(typ), text(tenant), text(key), text(topic)
-		if t.c.Topic == "" {
-			ev.Topic = t.name // Herald requires a topic; a table without one has its own name
-		}
+		t.fillEvent(&r, id, typ, tenant, key, topic)
 		ev.Headers, r.HeadersErr = sqlscan.DecodeHeaders(text(headers))
-		if ev.Payload == nil {
-			ev.Payload = []byte{}
-		}
 		ev.CreatedAt = time.UnixMilli(created.Int64)
 		// The mapped counter counts failed publishes; a claim's record
 		// counts this one too, as Herald's attempts do.
 		r.Attempts = int(attempts.Int64) + 1
-		r.DueFor = time.Duration(max(dueMs.Int64, 0)) * time.Millisecond
+		r.DueFor = time.Duration(max(nowMs.Int64-dueMs.Int64, 0)) * time.Millisecond
+		last = position{due: dueMs.Int64, id: ev.ID}
 		r.Age = time.Duration(max(ageMs.Int64, 0)) * time.Millisecond
 		r.Status = store.StatusInFlight
 		recs = append(recs, r)
 	}
-	return recs, rows.Err()
+	return recs, last, rows.Err()
 }
 
 // text is a column's value as text, whatever its type (a user id may be

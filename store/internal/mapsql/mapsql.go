@@ -50,9 +50,24 @@ type Dialect struct {
 	// Columns returns the table's columns and their types, lower case;
 	// none when the table does not exist.
 	Columns func(ctx context.Context, q Runner, table string) (map[string]string, error)
+	// Indexes is the query, and its arguments, that reads table's indexes
+	// (its primary key among them) as rows of (index name, unique, column)
+	// in index and column order.
+	Indexes func(table string) (string, []any)
 	// IsInteger and IsDatetime say whether a column type holds integers
 	// (epoch_ms times, the fence) or datetimes.
 	IsInteger, IsDatetime func(typ string) bool
+	// Retry runs f again while it fails with what the database says to
+	// retry (a deadlock, a serialization failure): a mark that is one
+	// statement runs through it in autocommit, saving a transaction's
+	// round trips. Nil runs such a mark in a transaction (InTx), as on
+	// SQLite, where a transaction costs no round trip.
+	Retry func(ctx context.Context, f func() error) error
+	// Cursor asks claims to start after the last full read's last row
+	// (cursor.go), and PrimaryKey returns a table's primary key columns
+	// for it to check that the index order it relies on holds.
+	Cursor     bool
+	PrimaryKey func(ctx context.Context, q Runner, table string) ([]string, error)
 }
 
 // Runner is a *sql.DB, *sql.Conn or *sql.Tx.
@@ -108,6 +123,15 @@ func (ts *Tables) Map(table string, m store.Mapping) error {
 
 func sameMapping(a, b store.Mapping) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 
+// autocommit runs fn with the database in autocommit (through
+// Dialect.Retry), or in a transaction where the dialect has no Retry.
+func (ts *Tables) autocommit(ctx context.Context, fn func(r Runner) error) error {
+	if ts.d.Retry == nil {
+		return ts.inTx(ctx, fn)
+	}
+	return ts.d.Retry(ctx, func() error { return fn(ts.db) })
+}
+
 // Get returns the mapped table named table, or nil when it is not mapped.
 // A nil *Tables has none.
 func (ts *Tables) Get(table string) *Table {
@@ -130,6 +154,9 @@ type Table struct {
 	claims  atomic.Uint64 // claims made, for claimOrder
 	// nextExpired is when a claim looks for expired leases next (Unix ns).
 	nextExpired atomic.Int64
+	// ordersByID says claims may use cursors (cursor.go); Check sets it.
+	ordersByID, cursorChecked atomic.Bool
+	cursors                   cursors
 }
 
 // quotedColumns are the mapped columns, quoted; "" for those not mapped.

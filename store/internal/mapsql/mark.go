@@ -3,6 +3,7 @@ package mapsql
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/sqlbuild"
@@ -11,15 +12,18 @@ import (
 // The marks after a publish change rows by their event ids, and only
 // while they are still in flight under the claim that took them (fenced):
 // its token in the fence column, or the owner#token the claim wrote into
-// the lease owner column. A mark first locks the rows still held, then
-// changes those: two statements for a batch, or one per row more where
-// rows get values of their own.
+// the lease owner column. The fence is in each statement's WHERE, so a
+// mark is one statement for a batch whose rows get the same values (a
+// delivery without receipts, a release, a discard), or one per row in a
+// transaction where rows get values of their own (a retry's backoff, an
+// error, a receipt).
 
 // set is one mark's SET clause and its arguments for row i. Unless
 // perRow, every row gets row 0's, in one statement.
 type set struct {
 	clause func(i int) (string, []any)
 	perRow bool
+	target string // the status value the mark writes
 }
 
 // Complete marks rows delivered, keeping each receipt where the table has
@@ -30,7 +34,7 @@ func (t *Table) Complete(ctx context.Context, f store.Fence, ds []store.Delivery
 		ids[i] = d.ID
 	}
 	c := t.c
-	return t.mark(ctx, "complete", f, ids, &set{perRow: c.Receipt != "", clause: func(i int) (string, []any) {
+	return t.mark(ctx, "complete", f, ids, &set{perRow: c.Receipt != "", target: t.m.Statuses.Delivered, clause: func(i int) (string, []any) {
 		q, args := c.Status+" = ?", []any{t.m.Statuses.Delivered}
 		if c.DeliveredAt != "" {
 			q += ", " + c.DeliveredAt + " = " + t.now()
@@ -47,7 +51,7 @@ func (t *Table) Complete(ctx context.Context, f store.Fence, ds []store.Delivery
 // counting the failure.
 func (t *Table) Retry(ctx context.Context, f store.Fence, fs []store.Failure) ([]int64, error) {
 	c := t.c
-	return t.mark(ctx, "retry", f, failureIDs(fs), &set{perRow: true, clause: func(i int) (string, []any) {
+	return t.mark(ctx, "retry", f, failureIDs(fs), &set{perRow: true, target: t.m.Statuses.Retry, clause: func(i int) (string, []any) {
 		q := c.Status + " = ?, " + c.NextAttempt + " = " + t.later()
 		return t.failed(q, []any{t.m.Statuses.Retry, fs[i].RetryIn.Milliseconds()}, fs[i])
 	}})
@@ -55,7 +59,7 @@ func (t *Table) Retry(ctx context.Context, f store.Fence, fs []store.Failure) ([
 
 // Kill moves rows to dead, keeping the error and counting the failure.
 func (t *Table) Kill(ctx context.Context, f store.Fence, fs []store.Failure) ([]int64, error) {
-	return t.mark(ctx, "kill", f, failureIDs(fs), &set{perRow: true, clause: func(i int) (string, []any) {
+	return t.mark(ctx, "kill", f, failureIDs(fs), &set{perRow: true, target: t.m.Statuses.Dead, clause: func(i int) (string, []any) {
 		return t.failed(t.c.Status+" = ?", []any{t.m.Statuses.Dead}, fs[i])
 	}})
 }
@@ -75,7 +79,7 @@ func (t *Table) failed(q string, args []any, f store.Failure) (string, []any) {
 // Release puts rows back to the first pending status, due at once: the
 // claim did not count (the mapped counter counts failures only).
 func (t *Table) Release(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {
-	return t.mark(ctx, "release", f, ids, &set{clause: func(int) (string, []any) {
+	return t.mark(ctx, "release", f, ids, &set{target: t.m.Statuses.Pending[0], clause: func(int) (string, []any) {
 		return t.c.Status + " = ?, " + t.c.NextAttempt + " = " + t.now(), []any{t.m.Statuses.Pending[0]}
 	}})
 }
@@ -93,11 +97,8 @@ func failureIDs(fs []store.Failure) []int64 {
 	return ids
 }
 
-// mark runs one fenced mark of ids in one transaction: a locking read of
-// the rows still held under the claim, then one UPDATE (with what set
-// returns) or DELETE (set nil) of those rows — one per row when set gives
-// each row its own values. It returns the ids whose rows were no longer
-// held.
+// mark runs one fenced mark of ids and returns the ids whose rows were
+// no longer held under the claim (their lease was lost).
 func (t *Table) mark(ctx context.Context, op string, f store.Fence, ids []int64, set *set) ([]int64, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -106,59 +107,146 @@ func (t *Table) mark(ctx context.Context, op string, f store.Fence, ids []int64,
 		return nil, fmt.Errorf("%s: %s %s: a fence of table %s", t.ts.d.Name, op, t.name, f.Table)
 	}
 	rows, known := t.handles.get(ids)
-	var lost []int64
-	err := t.ts.inTx(ctx, func(tx Runner) error {
-		held, err := t.held(ctx, tx, f, rows, known)
-		if err != nil {
-			return err
+	var held []int
+	for i := range ids {
+		if known[i] {
+			held = append(held, i)
 		}
-		lost = nil
-		var keep []int
-		for i, id := range ids {
-			if held[rows[i].eventID] && known[i] {
-				keep = append(keep, i)
-			} else {
-				lost = append(lost, id)
-			}
+	}
+	var (
+		kept []bool
+		err  error
+	)
+	if len(held) > 0 {
+		if set != nil && set.perRow {
+			kept, err = t.markEach(ctx, rows, held, f, set)
+		} else {
+			kept, err = t.markAll(ctx, rows, held, f, set)
 		}
-		return t.change(ctx, tx, rows, keep, set)
-	})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s %s: %w", t.ts.d.Name, op, t.name, err)
 	}
 	t.handles.forget(ids)
+	var lost []int64
+	for i, id := range ids {
+		if !known[i] {
+			lost = append(lost, id)
+		}
+	}
+	for j, ok := range kept {
+		if !ok {
+			lost = append(lost, ids[held[j]])
+		}
+	}
+	slices.Sort(lost)
 	return lost, nil
 }
 
-// held locks and returns the event ids of rows that are still in flight
-// under the claim: its token in the fence column, or the owner#token it
-// wrote into the lease owner column (the same for every row of a claim).
-func (t *Table) held(ctx context.Context, tx Runner, f store.Fence, rows []claimedRow, known []bool) (map[string]bool, error) {
-	var evIDs []string
-	owner := ""
-	for i, r := range rows {
-		if known[i] {
-			evIDs = append(evIDs, r.eventID)
-			owner = r.owner
-		}
-	}
-	out := map[string]bool{}
-	if len(evIDs) == 0 {
-		return out, nil
-	}
+// fence is the WHERE clause that finds rows still held under the claim,
+// by event id, and its arguments after the ids.
+func (t *Table) fence(f store.Fence, rows []claimedRow, idx []int) (string, []any) {
 	c := t.c
-	fence, token := c.LeaseOwner, any(owner)
+	col, token := c.LeaseOwner, any(rows[idx[0]].owner) // one claim: one owner
 	if c.Fence != "" {
-		fence, token = c.Fence, f.Token
+		col, token = c.Fence, f.Token
 	}
-	q := "SELECT " + c.ID + " FROM " + t.quoted + " WHERE " + c.ID + " IN (" + sqlbuild.Marks(len(evIDs)) + ") AND " +
-		c.Status + " = ? AND " + fence + " = ?" + t.ts.d.ForUpdate
-	args := append(sqlbuild.StringArgs(evIDs), t.m.Statuses.InFlight, token)
-	rs, err := tx.QueryContext(ctx, t.rebind(q), args...)
+	return " WHERE " + c.ID + " IN (" + sqlbuild.Marks(len(idx)) + ") AND " + c.Status + " = ? AND " + col + " = ?",
+		append(sqlbuild.StringArgs(eventIDs(rows, idx)), t.m.Statuses.InFlight, token)
+}
+
+// markAll changes (or, set nil, deletes) the held rows in one statement.
+// Only when fewer rows changed than asked (a lease was lost, which is
+// rare) does a second read find out which: see changedRows.
+func (t *Table) markAll(ctx context.Context, rows []claimedRow, held []int, f store.Fence, set *set) ([]bool, error) {
+	where, wargs := t.fence(f, rows, held)
+	q, args := "DELETE FROM "+t.quoted+where, wargs
+	if set != nil {
+		clause, sargs := set.clause(held[0])
+		q, args = "UPDATE "+t.quoted+" SET "+clause+where, append(sargs, wargs...)
+	}
+	var kept []bool
+	err := t.ts.autocommit(ctx, func(r Runner) error {
+		res, err := r.ExecContext(ctx, t.rebind(q), args...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		kept = make([]bool, len(held))
+		if int(n) == len(held) {
+			for j := range kept {
+				kept[j] = true
+			}
+			return nil
+		}
+		if n == 0 {
+			return nil
+		}
+		kept, err = t.changedRows(ctx, r, rows, held, f, set)
+		return err
+	})
+	return kept, err
+}
+
+// changedRows tells which held rows markAll changed: for an update, those
+// now in the target status under the claim's fence (a mark keeps the
+// fence value, and no other claim writes this claim's token); for a
+// delete, those gone. A row a release moved back to pending that another
+// worker claimed in between reads as lost, which it is by then.
+func (t *Table) changedRows(ctx context.Context, r Runner, rows []claimedRow, held []int, f store.Fence, set *set) ([]bool, error) {
+	q := "SELECT " + t.c.ID + " FROM " + t.quoted + " WHERE " + t.c.ID + " IN (" + sqlbuild.Marks(len(held)) + ")"
+	args := sqlbuild.StringArgs(eventIDs(rows, held))
+	if set != nil {
+		where, wargs := t.fence(f, rows, held)
+		q, args = "SELECT "+t.c.ID+" FROM "+t.quoted+where, wargs
+		args[len(held)] = set.target
+	}
+	found, err := t.queryIDs(ctx, r, q, args)
+	if err != nil {
+		return nil, err
+	}
+	kept := make([]bool, len(held))
+	for j, i := range held {
+		kept[j] = found[rows[i].eventID] == (set != nil)
+	}
+	return kept, nil
+}
+
+// markEach changes each held row with its own values, one fenced UPDATE
+// per row in one transaction: a row none changed was no longer held.
+func (t *Table) markEach(ctx context.Context, rows []claimedRow, held []int, f store.Fence, set *set) ([]bool, error) {
+	var kept []bool
+	err := t.ts.inTx(ctx, func(tx Runner) error {
+		kept = make([]bool, len(held))
+		for j, i := range held {
+			where, wargs := t.fence(f, rows, []int{i})
+			clause, sargs := set.clause(i)
+			res, err := tx.ExecContext(ctx, t.rebind("UPDATE "+t.quoted+" SET "+clause+where), append(sargs, wargs...)...)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			kept[j] = n > 0
+		}
+		return nil
+	})
+	return kept, err
+}
+
+// queryIDs runs q and returns the event ids it reads.
+func (t *Table) queryIDs(ctx context.Context, r Runner, q string, args []any) (map[string]bool, error) {
+	rs, err := r.QueryContext(ctx, t.rebind(q), args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.Close()
+	out := map[string]bool{}
 	for rs.Next() {
 		var id any
 		if err := rs.Scan(&id); err != nil {
@@ -169,34 +257,11 @@ func (t *Table) held(ctx context.Context, tx Runner, f store.Fence, rows []claim
 	return out, rs.Err()
 }
 
-// change updates (or, set nil, deletes) the rows keep indexes, which
-// held has locked: in one statement, or one per row when set gives rows
-// values of their own (a retry's backoff, an error, a receipt).
-func (t *Table) change(ctx context.Context, tx Runner, rows []claimedRow, keep []int, set *set) error {
-	if len(keep) == 0 {
-		return nil
+// eventIDs returns the event ids of rows[idx].
+func eventIDs(rows []claimedRow, idx []int) []string {
+	out := make([]string, len(idx))
+	for j, i := range idx {
+		out[j] = rows[i].eventID
 	}
-	exec := func(idx []int, q string, args []any) error {
-		ids := make([]string, len(idx))
-		for j, i := range idx {
-			ids[j] = rows[i].eventID
-		}
-		q += " WHERE " + t.c.ID + " IN (" + sqlbuild.Marks(len(ids)) + ")"
-		_, err := tx.ExecContext(ctx, t.rebind(q), append(args, sqlbuild.StringArgs(ids)...)...)
-		return err
-	}
-	if set == nil {
-		return exec(keep, "DELETE FROM "+t.quoted, nil)
-	}
-	if !set.perRow {
-		s, args := set.clause(keep[0])
-		return exec(keep, "UPDATE "+t.quoted+" SET "+s, args)
-	}
-	for _, i := range keep {
-		s, args := set.clause(i)
-		if err := exec([]int{i}, "UPDATE "+t.quoted+" SET "+s, args); err != nil {
-			return err
-		}
-	}
-	return nil
+	return out
 }

@@ -2,17 +2,22 @@ package sqltx
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
+
+	"github.com/heraldhq/herald/backoff"
 )
 
 // maxAttempts bounds the retries of a transaction that lost a deadlock or a
 // serialization conflict; such losses clear up once the winner commits.
 const maxAttempts = 10
 
+// conflictRetry spaces the attempts: full jitter over a window that
+// doubles from 1 ms, capped at 100 ms, so that the winners finish.
+var conflictRetry = backoff.Policy{Initial: time.Millisecond, Max: 100 * time.Millisecond, Jitter: backoff.JitterFull}
+
 // Retry runs f until it succeeds, fails with an error retryable does not
 // accept, ctx ends, or maxAttempts is reached. It waits a jittered, growing
-// pause between attempts so that the winners of the conflict finish.
+// pause between attempts (conflictRetry).
 func Retry(ctx context.Context, retryable func(error) bool, f func() error) error {
 	var err error
 	for attempt := 1; ; attempt++ {
@@ -20,10 +25,7 @@ func Retry(ctx context.Context, retryable func(error) bool, f func() error) erro
 		if err == nil || !retryable(err) || attempt == maxAttempts {
 			return err
 		}
-		// Full jitter over a window that doubles from 1 ms, capped at 100 ms.
-		window := min(time.Millisecond<<(attempt-1), 100*time.Millisecond)
-		wait := time.Duration(rand.Int64N(int64(window) + 1))
-		t := time.NewTimer(wait)
+		t := time.NewTimer(conflictRetry.Delay(attempt))
 		select {
 		case <-ctx.Done():
 			t.Stop()

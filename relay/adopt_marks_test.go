@@ -1,0 +1,89 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Rule: a mark of a batch in which a later claim retook some rows (their
+// lease ran out) changes the rows still held, leaves the retaken ones to
+// the later claim and reports exactly those lost: for a delivery (one
+// UPDATE for the batch) and a discard (one DELETE).
+func TestAdoptBatchMarkLosesOnlyRetakenRows(t *testing.T) {
+	for _, db := range adoptDBs {
+		t.Run(db.name, func(t *testing.T) {
+			for _, op := range []string{"complete", "discard"} {
+				t.Run(op, func(t *testing.T) { testBatchMarkLoses(t, db, op) })
+			}
+		})
+	}
+}
+
+func testBatchMarkLoses(t *testing.T, db adoptDB, op string) {
+	w := newWallet(t, db)
+	ctx := context.Background()
+	if err := store.MapTable(w.store, w.table, walletMapping); err != nil {
+		t.Fatal(err)
+	}
+	w.insert("part", "WalletGiftDebited", walletUsers, 4)
+	claim := func(token int64, limit int, lease time.Duration) []store.Record {
+		var recs []store.Record
+		waitFor(t, 10*time.Second, fmt.Sprintf("claim %d", token), func() bool {
+			var err error
+			recs, err = w.store.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: w.table}, Owner: "node/wallet-01",
+				Token: token, Lease: lease, Limit: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(recs) == limit
+		})
+		return recs
+	}
+	first := claim(101, 4, 40*time.Millisecond)
+	retaken := claim(202, 2, time.Hour) // two of the four, once the first lease ran out
+	retakenIDs := map[string]bool{}
+	for _, r := range retaken {
+		retakenIDs[r.Event.ID] = true
+	}
+	var want []int64
+	ids := make([]int64, len(first))
+	for i, r := range first {
+		ids[i] = r.ID
+		if retakenIDs[r.Event.ID] {
+			want = append(want, r.ID)
+		}
+	}
+	f := store.Fence{Table: w.table, Token: 101}
+	var lost []int64
+	var err error
+	if op == "complete" {
+		ds := make([]store.Delivery, len(ids))
+		for i, id := range ids {
+			ds[i] = store.Delivery{ID: id}
+		}
+		lost, err = w.store.Complete(ctx, f, ds)
+	} else {
+		lost, err = w.store.Discard(ctx, f, ids)
+	}
+	slices.Sort(want)
+	if err != nil || !slices.Equal(lost, want) {
+		t.Fatalf("%s of the stale batch: lost %v, %v; want %v (the retaken rows)", op, lost, err, want)
+	}
+	rows := w.rows()
+	for _, r := range first {
+		got, present := rows[r.Event.ID]
+		switch {
+		case retakenIDs[r.Event.ID] && (!present || got.status != "delivering"):
+			t.Errorf("retaken row %s is %+v (present %v), want still delivering under the later claim", r.Event.ID, got, present)
+		case !retakenIDs[r.Event.ID] && op == "complete" && got.status != "delivered":
+			t.Errorf("held row %s is %+v, want delivered", r.Event.ID, got)
+		case !retakenIDs[r.Event.ID] && op == "discard" && present:
+			t.Errorf("held row %s is still there (%+v), want deleted", r.Event.ID, got)
+		}
+	}
+}
