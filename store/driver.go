@@ -44,7 +44,8 @@ type FileDatabase interface {
 }
 
 // LogRouter is an optional Driver whose client library logs through a
-// logger of its own (vitess's, under MySQL's binary-log reader): the program
+// logger of its own (the Go MySQL driver's, vitess's under MySQL's
+// binary-log reader): the program
 // hands it its logger once at start, so that the library's lines follow the
 // program's format and level. The library's logger is process-wide, so
 // the last call wins.

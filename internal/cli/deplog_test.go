@@ -2,9 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log"
+	"net"
 	"os"
 	"regexp"
 	"strings"
@@ -34,11 +36,13 @@ func TestDependencyLogsFollowTheLogFormat(t *testing.T) {
 		log.Print("a library's complaint")
 		vtlog.Info("vitess says hello")
 		vtlog.Debug("vitess debug, below log.level")
+		pingHangUp(t)
 		want := []string{`time=\S+ level=WARN msg="opentelemetry error" error="traces export: connection refused"`,
-			`time=\S+ level=WARN msg="a library's complaint"`, `time=\S+ level=INFO msg="vitess says hello"`}
+			`time=\S+ level=WARN msg="a library's complaint"`, `time=\S+ level=INFO msg="vitess says hello"`, `time=\S+ level=WARN msg="packets.go:\d+ unexpected EOF"`}
 		if format == "json" {
 			want = []string{`\{"time":"\S+","level":"WARN","msg":"opentelemetry error","error":"traces export: connection refused"\}`,
-				`\{"time":"\S+","level":"WARN","msg":"a library's complaint"\}`, `\{"time":"\S+","level":"INFO","msg":"vitess says hello"\}`}
+				`\{"time":"\S+","level":"WARN","msg":"a library's complaint"\}`, `\{"time":"\S+","level":"INFO","msg":"vitess says hello"\}`,
+				`\{"time":"\S+","level":"WARN","msg":"packets.go:\d+ unexpected EOF"\}`}
 		}
 		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 		if len(lines) != len(want) {
@@ -80,5 +84,34 @@ func TestOTLPExportErrorsAreTextLines(t *testing.T) {
 		if strings.Contains(line, "traces export") && !strings.Contains(line, "level=WARN") {
 			t.Errorf("a failed export is not a warning: %q", line)
 		}
+	}
+}
+
+// pingHangUp pings a MySQL server that hangs up at once, which the Go MySQL
+// driver logs ("unexpected EOF").
+func pingHangUp(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	db, err := sql.Open("mysql", "u@tcp("+ln.Addr().String()+")/db?timeout=5s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxIdleConns(0)
+	if db.Ping() == nil {
+		t.Fatal("a server that hangs up answered the ping")
 	}
 }

@@ -61,9 +61,12 @@ type Driver struct{ mysql.Driver }
 // NewConfig implements store.Driver.
 func (Driver) NewConfig() store.DriverConfig { return &Config{} }
 
-// RouteLogs implements store.LogRouter: vitess logs through l instead of
-// its own JSON logger on stderr.
-func (Driver) RouteLogs(l *slog.Logger) { vtlog.SwapLogger(l) }
+// RouteLogs implements store.LogRouter: vitess, and the Go MySQL driver
+// (mysql.Driver.RouteLogs), log through l instead of to stderr.
+func (d Driver) RouteLogs(l *slog.Logger) {
+	d.Driver.RouteLogs(l)
+	vtlog.SwapLogger(l)
+}
 
 // Config is mysql.Config opening a Store of this package.
 type Config struct{ mysql.Config }
