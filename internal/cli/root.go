@@ -177,7 +177,8 @@ func openFile(ctx context.Context, f *config.File, mode openMode) (*daemon.Runti
 
 // logger builds the structured logger from the config and --log-level.
 func (a *app) logger(f *config.File) (*slog.Logger, error) {
-	level := f.Log.Level
+	lc := f.Log.WithDefaults() // as `herald config print` shows it
+	level := lc.Level
 	if a.logLevel != "" {
 		level = a.logLevel
 	}
@@ -186,7 +187,7 @@ func (a *app) logger(f *config.File) (*slog.Logger, error) {
 		return nil, err
 	}
 	opts := &slog.HandlerOptions{Level: l}
-	a.jsonLog = f.Log.Format == "json"
+	a.jsonLog = lc.Format == "json"
 	if a.jsonLog {
 		a.log = slog.New(slog.NewJSONHandler(a.stderr, opts))
 	} else {
