@@ -7,6 +7,7 @@ import (
 	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 
+	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -17,7 +18,7 @@ import (
 //   - the standard library's log package at WARN (libraries use it for
 //     problems; vitess redirects it to a JSON logger of its own at init);
 //   - the client libraries of the drivers that log by themselves
-//     (store.LogRouter).
+//     (store.LogRouter, broker.LogRouter).
 //
 // These loggers are process-wide: the last command's logger wins.
 func (a *app) routeDependencyLogs(l *slog.Logger) {
@@ -30,6 +31,11 @@ func (a *app) routeDependencyLogs(l *slog.Logger) {
 	log.SetOutput(slog.NewLogLogger(l.Handler(), slog.LevelWarn).Writer())
 	for _, d := range a.drivers.Stores {
 		if r, ok := d.(store.LogRouter); ok {
+			r.RouteLogs(l)
+		}
+	}
+	for _, d := range a.drivers.Brokers {
+		if r, ok := d.(broker.LogRouter); ok {
 			r.RouteLogs(l)
 		}
 	}

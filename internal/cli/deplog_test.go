@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/rocketmq-client-go/v2/rlog"
 	"go.opentelemetry.io/otel"
 	vtlog "vitess.io/vitess/go/vt/log"
 
@@ -21,7 +22,8 @@ import (
 )
 
 // Rule: what the linked libraries log (OpenTelemetry's errors, the
-// standard log package, vitess's logger) comes out through Herald's logger,
+// standard log package, the Go MySQL driver, vitess's logger, RocketMQ's
+// rlog) comes out through Herald's logger,
 // in log.format and filtered by log.level: text lines in a text log, JSON
 // in a JSON one, OpenTelemetry's errors at WARN.
 func TestDependencyLogsFollowTheLogFormat(t *testing.T) {
@@ -37,12 +39,16 @@ func TestDependencyLogsFollowTheLogFormat(t *testing.T) {
 		vtlog.Info("vitess says hello")
 		vtlog.Debug("vitess debug, below log.level")
 		pingHangUp(t)
+		rlog.Warning("rocketmq client trouble", map[string]any{"broker": "b1"})
+		rlog.Info("rocketmq chatter, below its log_level", nil)
 		want := []string{`time=\S+ level=WARN msg="opentelemetry error" error="traces export: connection refused"`,
-			`time=\S+ level=WARN msg="a library's complaint"`, `time=\S+ level=INFO msg="vitess says hello"`, `time=\S+ level=WARN msg="packets.go:\d+ unexpected EOF"`}
+			`time=\S+ level=WARN msg="a library's complaint"`, `time=\S+ level=INFO msg="vitess says hello"`, `time=\S+ level=WARN msg="packets.go:\d+ unexpected EOF"`,
+			`time=\S+ level=WARN msg="rocketmq client trouble" broker=b1`}
 		if format == "json" {
 			want = []string{`\{"time":"\S+","level":"WARN","msg":"opentelemetry error","error":"traces export: connection refused"\}`,
 				`\{"time":"\S+","level":"WARN","msg":"a library's complaint"\}`, `\{"time":"\S+","level":"INFO","msg":"vitess says hello"\}`,
-				`\{"time":"\S+","level":"WARN","msg":"packets.go:\d+ unexpected EOF"\}`}
+				`\{"time":"\S+","level":"WARN","msg":"packets.go:\d+ unexpected EOF"\}`,
+				`\{"time":"\S+","level":"WARN","msg":"rocketmq client trouble","broker":"b1"\}`}
 		}
 		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 		if len(lines) != len(want) {
