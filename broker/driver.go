@@ -187,3 +187,11 @@ type SubscribeRequest struct {
 	DB      *sql.DB
 	Dialect herald.Dialect
 }
+
+// LogRouter is an optional Driver whose client library logs through a
+// logger of its own (RocketMQ's rlog): the program hands it its logger once
+// at start, so that the library's lines follow the program's format and
+// level. The library's logger is process-wide, so the last call wins.
+type LogRouter interface {
+	RouteLogs(l *slog.Logger)
+}

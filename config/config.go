@@ -89,6 +89,18 @@ type Log struct {
 	Format string `yaml:"format"`
 }
 
+// WithDefaults returns a copy of l with its defaults applied: level info,
+// format text.
+func (l Log) WithDefaults() Log {
+	if l.Level == "" {
+		l.Level = "info"
+	}
+	if l.Format == "" {
+		l.Format = "text"
+	}
+	return l
+}
+
 // ErrInvalid marks every configuration error; the CLI exits 2 on it.
 var ErrInvalid = errors.New("invalid config")
 
@@ -130,7 +142,7 @@ func parseOver(base string, data []byte, source string, d Drivers) (*File, error
 	if onlyNamedStores {
 		f.Store, f.noDefaultStore = Store{}, true
 	}
-	f.applyEnv()
+	f.applyEnv(base != "" && !hasKey(file, "store", "dsn"))
 	if err := d.decode(&f, file); err != nil {
 		return nil, fail(err)
 	}
@@ -167,7 +179,7 @@ func Load(path string, d Drivers) (*File, error) {
 	if path == "" {
 		if _, err := os.Stat("herald.yaml"); err != nil {
 			// Not Defaults: the environment may still make them invalid.
-			return parseOver("", []byte(defaultYAML), "embedded defaults", d)
+			return Parse(nil, "embedded defaults", d)
 		}
 		path = "herald.yaml"
 	}
@@ -207,9 +219,18 @@ lanes:
     destination: "herald.{topic}"
 `
 
-func (f *File) applyEnv() {
+// applyEnv applies the HERALD_* variables. dsnFromDefaults says that the
+// default store's DSN is the embedded defaults' SQLite file name, given by
+// no one: a HERALD_STORE_DRIVER naming another database drops it, as a
+// file's `driver` would (mergeOver), so that the store gets its driver's
+// default DSN or an error asking for HERALD_STORE_DSN, not a SQLite file
+// name judged as that database's DSN.
+func (f *File) applyEnv(dsnFromDefaults bool) {
 	if v := os.Getenv("HERALD_STORE_DRIVER"); v != "" {
-		f.Store.Driver, f.noDefaultStore = v, false
+		if v != f.Store.Driver && dsnFromDefaults {
+			f.Store.DSN = ""
+		}
+		f.Store.Driver, f.Store.driverFromEnv, f.noDefaultStore = v, true, false
 	}
 	if v := os.Getenv("HERALD_STORE_DSN"); v != "" {
 		f.Store.DSN, f.noDefaultStore = v, false

@@ -1,9 +1,12 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Lane returns the configured lane named name, or the first lane when name
-// is empty.
+// is empty. A name no lane has is an *UnknownLaneError.
 func (f *File) Lane(name string) (*Lane, error) {
 	if name == "" {
 		if len(f.Lanes) == 0 {
@@ -16,9 +19,23 @@ func (f *File) Lane(name string) (*Lane, error) {
 			return &f.Lanes[i], nil
 		}
 	}
-	var names []string
+	names := make([]string, 0, len(f.Lanes))
 	for _, l := range f.Lanes {
 		names = append(names, l.Name)
 	}
-	return nil, fmt.Errorf("%w: no lane %q (configured: %v)", ErrInvalid, name, names)
+	return nil, &UnknownLaneError{Name: name, Configured: names}
+}
+
+// UnknownLaneError is a lane name that no configured lane has, asked for
+// by a caller (a command's argument or --lane): the caller's mistake, not
+// the config's, so it does not wrap ErrInvalid.
+type UnknownLaneError struct {
+	// Name is the name asked for.
+	Name string
+	// Configured are the names of the lanes there are, in config order.
+	Configured []string
+}
+
+func (e *UnknownLaneError) Error() string {
+	return fmt.Sprintf("no lane %q (configured: %s)", e.Name, strings.Join(e.Configured, ", "))
 }

@@ -91,3 +91,12 @@ func (f *File) dropUnusedDefaultBrokers(fromFile map[string]bool) {
 		}
 	}
 }
+
+// hasKey reports whether the mapping under section in root sets key.
+func hasKey(root *yaml.Node, section, key string) bool {
+	if root == nil {
+		return false
+	}
+	j := mappingIndex(root, section)
+	return j >= 0 && root.Content[j+1].Kind == yaml.MappingNode && mappingIndex(root.Content[j+1], key) >= 0
+}

@@ -22,6 +22,8 @@ type Store struct {
 	// by Parse, nil when the driver is unknown.
 	Config store.DriverConfig `yaml:"-"`
 	node   *yaml.Node
+	// driverFromEnv: Driver is HERALD_STORE_DRIVER's, which errors name.
+	driverFromEnv bool
 }
 
 // storeKeys are the keys of Store itself, for decoding without recursion.
@@ -92,16 +94,35 @@ func (s *Store) validate(d Drivers, path string) []error {
 	var errs []error
 	switch {
 	case s.Config == nil:
-		errs = append(errs, fmt.Errorf("%s.driver: %w", path, d.unknownStore(s.Driver)))
+		errs = append(errs, fmt.Errorf("%s.driver: %w%s", path, d.unknownStore(s.Driver), s.driverSource()))
 		if s.DSN == "" {
-			errs = append(errs, fmt.Errorf("%s.dsn: is required", path))
+			errs = append(errs, s.dsnRequired(path))
 		}
 	case s.DSN == "":
-		errs = append(errs, fmt.Errorf("%s.dsn: is required", path))
+		errs = append(errs, s.dsnRequired(path))
 	default:
 		if err := s.Config.Validate(s.DSN); err != nil {
-			errs = append(errs, fmt.Errorf("%s.%w", path, err))
+			errs = append(errs, fmt.Errorf("%s.%w%s", path, err, s.driverSource()))
 		}
 	}
 	return errs
+}
+
+// dsnRequired is the error of a store without a DSN, naming the variable
+// to set when the environment chose the driver.
+func (s *Store) dsnRequired(path string) error {
+	if s.driverFromEnv {
+		return fmt.Errorf("%s.dsn: is required: HERALD_STORE_DRIVER=%s is set, so set HERALD_STORE_DSN too (or %s.dsn in the config file)",
+			path, s.Driver, path)
+	}
+	return fmt.Errorf("%s.dsn: is required", path)
+}
+
+// driverSource says where the driver comes from when the environment set
+// it, so that an error about the DSN is not blamed on the file alone.
+func (s *Store) driverSource() string {
+	if s.driverFromEnv {
+		return fmt.Sprintf(" (the driver %s is HERALD_STORE_DRIVER's)", s.Driver)
+	}
+	return ""
 }

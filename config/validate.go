@@ -70,7 +70,10 @@ func (f *File) validate(d Drivers) error {
 	if r := f.Tracing.SampleRatio; r != nil && (*r < 0 || *r > 1) {
 		add("tracing.sample_ratio", fmt.Errorf("%v is not between 0 and 1", *r))
 	}
-	add("tracing.protocol", oneOf(f.Tracing.Protocol, "", "http/protobuf", "grpc"))
+	add("tracing.protocol", oneOf(f.Tracing.Protocol, "", ProtocolHTTP, ProtocolGRPC))
+	if err := f.Tracing.validateEnv(); err != nil {
+		errs = append(errs, err)
+	}
 	add("log.level", oneOf(f.Log.Level, "", "debug", "info", "warn", "error"))
 	add("log.format", oneOf(f.Log.Format, "", "text", "json"))
 	return errors.Join(errs...)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -19,26 +18,23 @@ import (
 
 // startTracing exports the relay's spans over OTLP: to tracing.otlp_endpoint,
 // or where the standard OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT variables say;
-// over HTTP/protobuf unless tracing.protocol or OTEL_EXPORTER_OTLP_(TRACES_)
-// PROTOCOL says grpc. It returns the tracer provider (nil when tracing is
-// off, so the relay falls back to the global one) and a stop that flushes
-// what is buffered.
+// over the protocol and with the service name and sampling of
+// config.Tracing.WithDefaults. It returns the tracer provider (nil when
+// tracing is off, so the relay falls back to the global one) and a stop
+// that flushes what is buffered.
 func startTracing(ctx context.Context, t config.Tracing, say func(string, ...any)) (trace.TracerProvider, func(), error) {
-	endpoint := t.OTLPEndpoint
-	fromEnv := firstEnv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
-	if endpoint == "" && fromEnv == "" {
+	_, fromEnv := config.EndpointFromEnv()
+	if t.OTLPEndpoint == "" && fromEnv == "" {
 		return nil, func() {}, nil
 	}
-	exp, where, err := newExporter(ctx, t, endpoint, fromEnv)
+	t = t.WithDefaults()
+	exp, where, err := newExporter(ctx, t, fromEnv)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tracing: %w", err)
 	}
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithBatcher(exp), sdktrace.WithResource(tracingResource(t))}
-	switch {
-	case t.SampleRatio != nil:
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithBatcher(exp), sdktrace.WithResource(tracingResource(t.ServiceName))}
+	if t.SampleRatio != nil {
 		opts = append(opts, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(*t.SampleRatio))))
-	case os.Getenv("OTEL_TRACES_SAMPLER") == "":
-		opts = append(opts, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())))
 	} // else the SDK reads OTEL_TRACES_SAMPLER(_ARG) itself
 	tp := sdktrace.NewTracerProvider(opts...)
 	say("tracing to %s", where)
@@ -50,15 +46,12 @@ func startTracing(ctx context.Context, t config.Tracing, say func(string, ...any
 	return tp, stop, nil
 }
 
-// newExporter builds the OTLP exporter for the configured protocol and
-// says where it sends. Without a configured endpoint the exporter reads the
+// newExporter builds the OTLP exporter for t's protocol and says where it
+// sends. Without a configured endpoint the exporter reads the
 // OTEL_EXPORTER_OTLP_* variables itself (endpoint, headers, TLS, timeout).
-func newExporter(ctx context.Context, t config.Tracing, endpoint, fromEnv string) (sdktrace.SpanExporter, string, error) {
-	protocol := t.Protocol
-	if protocol == "" {
-		protocol = firstEnv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
-	}
-	if protocol == "grpc" {
+func newExporter(ctx context.Context, t config.Tracing, fromEnv string) (sdktrace.SpanExporter, string, error) {
+	endpoint := t.OTLPEndpoint
+	if t.Protocol == config.ProtocolGRPC {
 		var opts []otlptracegrpc.Option
 		where := fromEnv + " (OTLP/gRPC)"
 		if endpoint != "" {
@@ -77,32 +70,15 @@ func newExporter(ctx context.Context, t config.Tracing, endpoint, fromEnv string
 	return exp, where, err
 }
 
-// tracingResource names the service: tracing.service_name, else
-// OTEL_SERVICE_NAME, else herald; OTEL_RESOURCE_ATTRIBUTES adds the rest.
-func tracingResource(t config.Tracing) *resource.Resource {
-	name := t.ServiceName
-	if name == "" {
-		name = firstEnv("OTEL_SERVICE_NAME")
-	}
-	if name == "" {
-		name = "herald"
-	}
+// tracingResource names the service; OTEL_RESOURCE_ATTRIBUTES adds the
+// rest.
+func tracingResource(name string) *resource.Resource {
 	env, _ := resource.New(context.Background(), resource.WithFromEnv())
 	r, err := resource.Merge(env, resource.NewSchemaless(attribute.String("service.name", name)))
 	if err != nil {
 		return resource.NewSchemaless(attribute.String("service.name", name))
 	}
 	return r
-}
-
-// firstEnv returns the first of the variables that is set.
-func firstEnv(names ...string) string {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // tracesURL adds OTLP's /v1/traces to an endpoint given without a path.

@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"log/slog"
+)
 
 // Driver describes one database to a config loader (package config): the
 // name the `store` section's `driver` key gives it, and the config the
@@ -38,4 +41,14 @@ type DefaultDSNer interface {
 // database is missing).
 type FileDatabase interface {
 	File(dsn string) string
+}
+
+// LogRouter is an optional Driver whose client library logs through a
+// logger of its own (the Go MySQL driver's, vitess's under MySQL's
+// binary-log reader): the program
+// hands it its logger once at start, so that the library's lines follow the
+// program's format and level. The library's logger is process-wide, so
+// the last call wins.
+type LogRouter interface {
+	RouteLogs(l *slog.Logger)
 }

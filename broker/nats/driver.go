@@ -40,7 +40,8 @@ func (d Driver) NewConfig() broker.DriverConfig { return &BrokerConfig{embed: d.
 // BrokerConfig is a broker entry of type nats, as written in YAML: the
 // subset of Config a config file sets, and an optional embedded server.
 type BrokerConfig struct {
-	// URL of the server; ignored with embedded. Defaults to nats://127.0.0.1:4222.
+	// URL of the server. Defaults to nats://127.0.0.1:4222; with Embedded,
+	// ApplyDefaults sets it to the embedded server's address.
 	URL string `yaml:"url"`
 	// Stream is the JetStream stream the subjects belong to.
 	Stream string `yaml:"stream"`
@@ -71,13 +72,18 @@ type EmbeddedConfig struct {
 	SyncAlways bool `yaml:"sync_always"`
 }
 
-// ApplyDefaults implements broker.Defaulter.
+// ApplyDefaults implements broker.Defaulter. With an embedded server the
+// URL is that server's (empty when its port is picked at start), so that
+// `herald config print` shows the address Herald publishes to.
 func (c *BrokerConfig) ApplyDefaults() {
 	if c.URL == "" {
 		c.URL = "nats://127.0.0.1:4222"
 	}
 	if len(c.Subjects) == 0 {
 		c.Subjects = []string{"herald.>"}
+	}
+	if c.Source == "" {
+		c.Source = broker.DefaultSource
 	}
 	if e := c.Embedded; e != nil {
 		if e.Dir == "" {
@@ -89,7 +95,16 @@ func (c *BrokerConfig) ApplyDefaults() {
 		if e.Port == 0 {
 			e.Port = 4233
 		}
+		c.URL = ""
+		if e.Port != -1 {
+			c.URL = e.clientURL()
+		}
 	}
+}
+
+// clientURL is the address of the embedded server, for clients.
+func (e *EmbeddedConfig) clientURL() string {
+	return "nats://" + net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
 }
 
 // Validate implements broker.DriverConfig.
@@ -183,7 +198,7 @@ func (c *BrokerConfig) Tail(ctx context.Context, req broker.TailRequest) error {
 func (c *BrokerConfig) tailConfig(req broker.TailRequest) (TailConfig, string) {
 	url := c.URL
 	if e := c.Embedded; e != nil {
-		url = "nats://" + net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
+		url = e.clientURL()
 	}
 	cfg := TailConfig{Conn: Config{URL: url, CredsFile: c.CredsFile}, Stream: c.Stream}
 	subject := req.PatternOr("")

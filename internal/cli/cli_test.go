@@ -210,7 +210,7 @@ func TestDeadListShowReplayPurge(t *testing.T) {
 	if !strings.Contains(out, `"n": 1`) {
 		t.Fatalf("dead show must print the payload: %q", out)
 	}
-	if code, out, e := cliRun(t, "dead", "replay", "--config", cfg, "dead-1"); code != 0 || !strings.Contains(out, "replayed 1") {
+	if code, out, e := cliRun(t, "dead", "replay", "--config", cfg, "dead-1", "--wait", "0"); code != 0 || !strings.Contains(out, "replayed 1") {
 		t.Fatalf("replay: %d %q %q", code, out, e)
 	}
 	rec, _ := s.Get(context.Background(), "main_outbox", "dead-1")

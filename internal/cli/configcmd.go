@@ -26,12 +26,15 @@ func (a *app) configCommand() *cobra.Command {
 	}
 	print := &cobra.Command{
 		Use:   "print",
-		Short: "Print the effective config as YAML (file over defaults, environment applied), secrets hidden",
+		Short: "Print the effective config as YAML (file over defaults, environment applied, defaults filled in), secrets hidden",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			f, err := a.loadConfig()
 			if err != nil {
 				return err
+			}
+			if a.logLevel != "" {
+				f.Log.Level = a.logLevel // as `herald run` would log
 			}
 			out, err := f.Print()
 			if err != nil {

@@ -26,6 +26,9 @@ type deadFlags struct {
 	limit        int
 	// after pages list: a row id, or on a mapped table an event id.
 	after string
+	// wait bounds how long `dead replay` waits to report what the relay
+	// did with the replayed events (as `herald replay --wait`).
+	wait time.Duration
 }
 
 func (a *app) deadCommand() *cobra.Command {
@@ -49,6 +52,7 @@ func (a *app) deadCommand() *cobra.Command {
 		}}
 	replay.Flags().BoolVar(&f.all, "all", false, "replay every dead event of the lane")
 	replay.Flags().BoolVar(&f.dryRun, "dry-run", false, "count what would be replayed, change nothing")
+	replay.Flags().DurationVar(&f.wait, "wait", 30*time.Second, replayWaitUsage)
 	purge := &cobra.Command{Use: "purge [EVENT_ID...] | --all", Short: "Delete dead events for good (asks first unless --yes)",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.deadChange(cmd.Context(), f, args, purgeChange)
@@ -222,12 +226,17 @@ func (a *app) deadChange(ctx context.Context, f deadFlags, ids []string, kind de
 		}
 		fallthrough
 	default:
-		if n, err = applyChange(ctx, rt.Store, scope, ids, kind, mapped); err != nil {
+		var rows []int64
+		if n, rows, err = applyChange(ctx, rt.Store, scope, ids, kind, mapped); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stdout, "%s %d dead event(s)\n", kind.done, n)
+		// A mapped table has no row ids to follow the replayed rows by.
+		if kind == replayChange && !mapped {
+			err = a.reportReplay(ctx, rt.Store.Replays(), scope, rows, f.wait)
+		}
 	}
-	return errors.Join(refused...)
+	return errors.Join(append(refused, err)...)
 }
 
 // deadOnly keeps the ids of dead events of table and returns an error for
@@ -259,18 +268,25 @@ func (a *app) countChange(ctx context.Context, rt *daemon.Runtime, scope store.S
 }
 
 // applyChange replays or purges the dead events of ids (all of scope's
-// when ids is empty). A replay goes through replay by query, so each
-// event's history records it; on a mapped table, whose rows have no row
-// id for the history to name, it is the store's plain Replay.
-func applyChange(ctx context.Context, s store.Store, scope store.Scope, ids []string, kind deadChangeKind, mapped bool) (int64, error) {
+// when ids is empty) and returns how many it changed and, for a replay,
+// the rows it put back to pending. A replay goes through replay by query,
+// so each event's history records it and each gets a dedupe id of its own;
+// on a mapped table, whose rows have no row id for the history to name, it
+// is the store's plain Replay (and no rows are returned).
+func applyChange(ctx context.Context, s store.Store, scope store.Scope, ids []string, kind deadChangeKind, mapped bool) (int64, []int64, error) {
 	if kind != replayChange {
-		return s.Purge(ctx, scope, ids)
+		n, err := s.Purge(ctx, scope, ids)
+		return n, nil, err
 	}
 	if mapped {
-		return s.Replay(ctx, scope, ids)
+		n, err := s.Replay(ctx, scope, ids)
+		return n, nil, err
 	}
+	var rows []int64
 	q := store.EventQuery{Scope: scope, Statuses: []store.Status{store.StatusDead}, EventIDs: ids}
-	return admin.Replay(ctx, s.Replays(), q, admin.ReplayOptions{By: whoAmI(), Reason: "herald dead replay"})
+	n, err := admin.Replay(ctx, s.Replays(), q, admin.ReplayOptions{By: whoAmI(), Reason: "herald dead replay",
+		Replayed: func(batch []int64) { rows = append(rows, batch...) }})
+	return n, rows, err
 }
 
 // confirm asks a yes/no question on stderr and reads the answer from

@@ -64,7 +64,7 @@ duplicates, and why others are not published.`,
 	fl.StringVar(&f.by, "by", "", "who replays, for the events' history (default: user@host)")
 	fl.StringVar(&f.reason, "reason", "", "why, for the events' history")
 	fl.BoolVar(&f.yes, "yes", false, "do not ask for confirmation")
-	fl.DurationVar(&f.wait, "wait", 30*time.Second, "how long to wait for the relay to publish the replayed events before reporting what the broker did with them (0: look once)")
+	fl.DurationVar(&f.wait, "wait", 30*time.Second, replayWaitUsage)
 	return cmd
 }
 
@@ -125,10 +125,20 @@ func (a *app) replay(ctx context.Context, f replayFlags, ids []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := admin.AwaitReplay(ctx, r, q.Scope, rows, f.wait)
+	return a.reportReplay(ctx, r, q.Scope, rows, f.wait)
+}
+
+// reportReplay waits up to wait for the relay to publish the rows a replay
+// put back to pending and prints what became of them (admin.AwaitReplay):
+// `herald replay` and `herald dead replay` report alike.
+func (a *app) reportReplay(ctx context.Context, r store.QueryReplayer, scope store.Scope, rows []int64, wait time.Duration) error {
+	out, err := admin.AwaitReplay(ctx, r, scope, rows, wait)
 	fmt.Fprintln(a.stdout, out)
 	return err
 }
+
+// replayWaitUsage is the help of --wait, which both replay commands have.
+const replayWaitUsage = "how long to wait for the relay to publish the replayed events before reporting what the broker did with them (0: look once)"
 
 // query builds the replay's query from the flags, times relative to now.
 func (f replayFlags) query(ids []string, now time.Time) (store.EventQuery, error) {

@@ -90,7 +90,7 @@ func TestReplayByQuery(t *testing.T) {
 	}
 
 	killAll(t, s, "main_outbox")
-	if code, out, e := cliRun(t, "dead", "replay", "--config", cfg, "A-2"); code != 0 || !strings.Contains(out, "replayed 1") {
+	if code, out, e := cliRun(t, "dead", "replay", "--config", cfg, "A-2", "--wait", "0"); code != 0 || !strings.Contains(out, "replayed 1") {
 		t.Fatalf("dead replay: %d %q %q", code, out, e)
 	}
 	hist, err = s.Replays().ReplayHistory(ctx, "main_outbox", "A-2")

@@ -74,7 +74,8 @@ func Main(ctx context.Context, d config.Drivers, args []string, stdout, stderr i
 	a.sayError(err)
 	var ue usageError
 	var ce *daemon.ConfigError
-	if errors.As(err, &ue) || errors.As(err, &ce) || errors.Is(err, config.ErrInvalid) ||
+	var le *config.UnknownLaneError
+	if errors.As(err, &ue) || errors.As(err, &ce) || errors.As(err, &le) || errors.Is(err, config.ErrInvalid) ||
 		errors.Is(err, store.ErrMisconfigured) || isCobraUsage(err) {
 		return ExitUsage
 	}
@@ -176,7 +177,8 @@ func openFile(ctx context.Context, f *config.File, mode openMode) (*daemon.Runti
 
 // logger builds the structured logger from the config and --log-level.
 func (a *app) logger(f *config.File) (*slog.Logger, error) {
-	level := f.Log.Level
+	lc := f.Log.WithDefaults() // as `herald config print` shows it
+	level := lc.Level
 	if a.logLevel != "" {
 		level = a.logLevel
 	}
@@ -185,12 +187,13 @@ func (a *app) logger(f *config.File) (*slog.Logger, error) {
 		return nil, err
 	}
 	opts := &slog.HandlerOptions{Level: l}
-	a.jsonLog = f.Log.Format == "json"
+	a.jsonLog = lc.Format == "json"
 	if a.jsonLog {
 		a.log = slog.New(slog.NewJSONHandler(a.stderr, opts))
 	} else {
 		a.log = slog.New(slog.NewTextHandler(a.stderr, opts))
 	}
+	a.routeDependencyLogs(a.log)
 	return a.log, nil
 }
 

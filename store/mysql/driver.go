@@ -3,6 +3,9 @@ package mysql
 import (
 	"context"
 	"fmt"
+	"log/slog"
+
+	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/heraldhq/herald/store"
 )
@@ -16,6 +19,13 @@ func (Driver) Name() string { return "mysql" }
 
 // NewConfig implements store.Driver.
 func (Driver) NewConfig() store.DriverConfig { return &Config{} }
+
+// RouteLogs implements store.LogRouter: the Go MySQL driver's complaints
+// ("[mysql] … closing bad idle connection") are written to l at WARN
+// instead of to stderr.
+func (Driver) RouteLogs(l *slog.Logger) {
+	_ = gomysql.SetLogger(slog.NewLogLogger(l.Handler(), slog.LevelWarn))
+}
 
 // Config is the mysql part of the `store` section: it has no keys beyond
 // driver, dsn and migrate.

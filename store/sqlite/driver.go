@@ -15,7 +15,8 @@ type Driver struct{}
 func (Driver) Name() string { return "sqlite" }
 
 // NewConfig implements store.Driver.
-func (Driver) NewConfig() store.DriverConfig { return &Config{} }
+// Its default is filled in, so that `herald config print` shows it.
+func (Driver) NewConfig() store.DriverConfig { return &Config{Synchronous: "full"} }
 
 // Config is the sqlite part of the `store` section.
 type Config struct {

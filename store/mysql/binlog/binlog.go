@@ -9,9 +9,11 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"strings"
 
 	gomysql "github.com/go-sql-driver/mysql"
+	vtlog "vitess.io/vitess/go/vt/log"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
@@ -58,6 +60,13 @@ type Driver struct{ mysql.Driver }
 
 // NewConfig implements store.Driver.
 func (Driver) NewConfig() store.DriverConfig { return &Config{} }
+
+// RouteLogs implements store.LogRouter: vitess, and the Go MySQL driver
+// (mysql.Driver.RouteLogs), log through l instead of to stderr.
+func (d Driver) RouteLogs(l *slog.Logger) {
+	d.Driver.RouteLogs(l)
+	vtlog.SwapLogger(l)
+}
 
 // Config is mysql.Config opening a Store of this package.
 type Config struct{ mysql.Config }
