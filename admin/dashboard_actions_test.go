@@ -18,7 +18,7 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// screenshot saves the page as docs/img/name.png when
+// screenshot saves the page as docs/images/name.png when
 // HERALD_UPDATE_SCREENSHOTS is set (the pictures docs/operations.md shows).
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
@@ -29,7 +29,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	if os.Getenv("HERALD_UPDATE_SCREENSHOTS") == "" {
 		return
 	}
-	if err := os.WriteFile(filepath.Join("..", "docs", "img", name+".png"), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join("..", "docs", "images", name+".png"), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
