@@ -145,6 +145,20 @@ func TestAPIEventsSearchAndPage(t *testing.T) {
 		t.Fatalf("second page: %+v", page)
 	}
 	page = EventPage{}
+	getJSON(t, base+"/api/lanes/main/events?type=Order&key=k0&limit=2&order=newest", 200, &page)
+	if len(page.Events) != 2 || page.Events[0].EventID != "e-e" || page.Events[1].EventID != "e-c" || page.NextAfter == 0 {
+		t.Fatalf("first page newest first: %+v", page)
+	}
+	next = page.NextAfter
+	page = EventPage{}
+	getJSON(t, base+"/api/lanes/main/events?type=Order&key=k0&limit=2&order=newest&after="+itoa(next), 200, &page)
+	if len(page.Events) != 1 || page.Events[0].EventID != "e-a" || page.NextAfter != 0 {
+		t.Fatalf("second page newest first: %+v", page)
+	}
+	if code, out := get(t, base+"/api/lanes/main/events?order=sideways"); code != 400 || !strings.Contains(out, "order") {
+		t.Errorf("order=sideways: %d %s; want 400 naming order", code, out)
+	}
+	page = EventPage{}
 	getJSON(t, base+"/api/lanes/main/events?event_id=big", 200, &page)
 	if len(page.Events) != 1 || page.Events[0].Type != "Blob" {
 		t.Fatalf("search by event id: %+v", page)

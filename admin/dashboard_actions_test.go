@@ -133,8 +133,9 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 	}
 
 	// The lane page: charts, paging, pause, retry now.
+	// Newest first: the page opens on later-1, the last enqueued.
 	err = chromedp.Do(ctx, chromedp.Navigate(base+"/lanes/main?status=pending"),
-		chromedp.WaitVisible(chromedp.CSS(`#events tr[data-event-id="poison-1"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#events tr[data-event-id="later-1"]`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#chart-rate polyline").getAttribute("points").split(" ").length >= 200`),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#chart-lag polyline").getAttribute("points").split(" ").length >= 200`))
 	if err != nil {
@@ -153,17 +154,17 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		t.Errorf("the lag chart's y axis is labelled %q; want its maximum in s", y)
 	}
 	screenshot(t, ctx, "dashboard-lane")
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#next-page`)),
-		chromedp.WaitVisible(chromedp.CSS(`#events tr[data-event-id="later-1"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#first-page`))); err != nil {
-		t.Fatalf("the next page must hold the 51st pending event: %v", err)
-	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-event-id="later-1"] button.retry`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#notice").textContent.includes("done")`)); err != nil {
 		t.Fatal(err)
 	}
 	if r, _ := st.Get(bg, herald.DefaultTable, "later-1"); time.Until(r.AvailableAt) > time.Minute {
 		t.Errorf("retry now left later-1 due at %v", r.AvailableAt)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#next-page`)),
+		chromedp.WaitVisible(chromedp.CSS(`#events tr[data-event-id="poison-1"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#first-page`))); err != nil {
+		t.Fatalf("the next page must hold the oldest pending event, the 62nd: %v", err)
 	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#pause`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#lane-state").textContent.startsWith("paused")`)); err != nil {

@@ -36,7 +36,7 @@ func TestDashboardFiltersInBrowser(t *testing.T) {
 	text := texter(t, ctx)
 
 	err = chromedp.Do(ctx, chromedp.Navigate(base+"/lanes/main"),
-		chromedp.WaitVisible(chromedp.CSS(`#events tr[data-event-id="acme-00"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#events tr[data-event-id="zeta-1"]`)), // newest first
 		chromedp.SendKeys(chromedp.CSS(`#f-tenant`), "acme"))
 	if err == nil {
 		_, err = chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`#filter button[type="submit"]`)))
@@ -52,10 +52,10 @@ func TestDashboardFiltersInBrowser(t *testing.T) {
 	}
 	_, err = chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`#next-page`)))
 	if err == nil {
-		err = chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#events tr[data-event-id="acme-54"]`)))
+		err = chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#events tr[data-event-id="acme-00"]`)))
 	}
 	if err != nil {
-		t.Fatalf("next page: %v", err)
+		t.Fatalf("next page (the oldest events, as the list is newest first): %v", err)
 	}
 	if p := text(`#page-of`); p != "55 event(s) match · page 2 of 2" {
 		t.Errorf("the second page says %q", p)
@@ -67,7 +67,7 @@ func TestDashboardFiltersInBrowser(t *testing.T) {
 	// Created from an hour from now: nothing matches, and the URL says so.
 	future := time.Now().Add(time.Hour)
 	err = chromedp.Do(ctx, chromedp.Navigate(base+"/lanes/main"),
-		chromedp.WaitVisible(chromedp.CSS(`#events tr[data-event-id="acme-00"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#events tr[data-event-id="zeta-1"]`)),
 		chromedp.SetValue(chromedp.CSS(`#f-since`), future.Format("2006-01-02T15:04:05")))
 	if err == nil {
 		_, err = chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`#filter button[type="submit"]`)))

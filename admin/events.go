@@ -40,8 +40,10 @@ func (a api) openLane(w http.ResponseWriter, r *http.Request) (laneRef, bool) {
 }
 
 // events answers GET /api/lanes/{lane}/events[?status=S&type=T&key=K
-// &event_id=E&tenant=N&after=ID&limit=N]: the lane's events that match,
-// oldest first, a page at a time (search by event id, key or type).
+// &event_id=E&tenant=N&order=oldest|newest&after=ID&limit=N]: the lane's
+// events that match, oldest first (order=newest: newest first), a page
+// at a time (search by event id, key or type); after is the previous
+// page's next_after, in either order.
 func (a api) events(w http.ResponseWriter, r *http.Request) {
 	lane, ok := a.openLane(w, r)
 	if !ok {
@@ -61,6 +63,14 @@ func (a api) events(w http.ResponseWriter, r *http.Request) {
 func (a api) eventPage(w http.ResponseWriter, r *http.Request, lane laneRef, after int64, limit int) {
 	v := r.URL.Query()
 	q := store.EventQuery{Scope: lane.Scope()}
+	switch v.Get("order") {
+	case "", "oldest":
+	case "newest":
+		q.NewestFirst = true
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("order: %q is not oldest or newest", v.Get("order")))
+		return
+	}
 	if s := v.Get("status"); s != "" {
 		q.Statuses = []store.Status{store.Status(s)}
 	}

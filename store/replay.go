@@ -27,6 +27,9 @@ type EventQuery struct {
 	// Since and Until, when not zero, keep events created at or after Since
 	// and before Until.
 	Since, Until time.Time
+	// NewestFirst makes FindEvents return rows in descending id order,
+	// below its bound (an operator's list shows the latest events first).
+	NewestFirst bool
 }
 
 // Validate says what is wrong with q, naming the field.

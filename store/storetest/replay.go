@@ -14,6 +14,7 @@ var replayTests = []test{
 	{"KeepsIDsAndRecordsHistory", testReplayKeepsIDs},
 	{"TimeRange", testReplayTimeRange},
 	{"Batches", testReplayBatches},
+	{"NewestFirst", testFindNewestFirst},
 	{"OrderedKeyStaysOrdered", testReplayOrdered},
 	{"RefusesUnfinishedStates", testReplayRefuses},
 	{"RetryNow", testRetryNow},
@@ -162,6 +163,37 @@ func testReplayTimeRange(t *testing.T, h *harness) {
 	late, err := r.FindEvents(h.ctx, q, 0, 100)
 	if err != nil || !eventIDs(late)[second.ID] || eventIDs(late)[first.ID] {
 		errorf(t, "Since is inclusive", "found %v, err %v", eventIDs(late), err)
+	}
+}
+
+// testFindNewestFirst: with NewestFirst, FindEvents pages down from the
+// newest row: descending ids, each page below the last id of the one
+// before.
+func testFindNewestFirst(t *testing.T, h *harness) {
+	r := h.s.Replays()
+	for range 5 {
+		h.enqueue(event("A"))
+	}
+	want := ids(h.deliverRecords())
+	slices.Sort(want)
+	slices.Reverse(want)
+	q := h.query(store.StatusDelivered)
+	q.NewestFirst = true
+	var got []int64
+	for after := int64(0); ; {
+		page, err := r.FindEvents(h.ctx, q, after, 2)
+		if err != nil {
+			errorf(t, "FindEvents newest first", "err %v", err)
+			return
+		}
+		got = append(got, ids(page)...)
+		if len(page) < 2 {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	if !slices.Equal(got, want) {
+		errorf(t, "FindEvents newest first pages down from the newest row", "got %v, want %v", got, want)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -119,16 +120,24 @@ func (r Replayer) CountEvents(ctx context.Context, q store.EventQuery) (int64, e
 }
 
 // FindEvents returns up to limit rows q selects with ids above afterID,
-// in id order.
+// in id order; with q.NewestFirst, rows with ids below afterID (any id
+// when it is 0), in descending id order.
 func (r Replayer) FindEvents(ctx context.Context, q store.EventQuery, afterID int64, limit int) ([]store.Record, error) {
 	qt, err := r.table(q)
 	if err != nil {
 		return nil, err
 	}
 	where, wargs := EventWhere(q, r.TimeArg)
+	bound, order := "id > ?", "id"
+	if q.NewestFirst {
+		bound, order = "id < ?", "id DESC"
+		if afterID <= 0 {
+			afterID = math.MaxInt64
+		}
+	}
 	args := append(append([]any{afterID}, wargs...), limit)
-	rows, err := r.DB.QueryContext(ctx, r.bind("SELECT "+r.Columns+" FROM "+qt+" WHERE id > ?"+where+
-		" ORDER BY id LIMIT ?"), args...)
+	rows, err := r.DB.QueryContext(ctx, r.bind("SELECT "+r.Columns+" FROM "+qt+" WHERE "+bound+where+
+		" ORDER BY "+order+" LIMIT ?"), args...)
 	if err != nil {
 		return nil, r.fail("find events", q.Table, err)
 	}
