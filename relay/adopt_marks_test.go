@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/broker/memory"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -124,6 +125,26 @@ func TestAdoptNarrowOwnerColumn(t *testing.T) {
 			if err := claim("n/w"); err != nil {
 				t.Fatalf("claim with an owner that fits: %v", err)
 			}
+		})
+	}
+}
+
+// Rule: an idle lane on a mapped table sees a row the service inserts (no
+// wakeup of any kind) by peeking, long before its poll_interval: here the
+// poll is 30 s, the lane idle for 4.2 s, and the row must be delivered
+// within 1.5 s, on each database. (Claims alone, backing off 1, 2, 4, …
+// ms, would look next at 8.2 s.)
+func TestAdoptIdleLaneSeesServiceInserts(t *testing.T) {
+	for _, db := range adoptDBs {
+		t.Run(db.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWallet(t, db)
+			l := w.lane(memory.New(memory.Config{}))
+			l.PollInterval = 30 * time.Second
+			w.runRelay(l)
+			time.Sleep(4200 * time.Millisecond) // idle, its claims backed off
+			w.insert("late", "WalletGiftDebited", walletUsers, 1)
+			waitFor(t, 1500*time.Millisecond, "the inserted row delivered", func() bool { return w.countStatus("delivered") == 1 })
 		})
 	}
 }

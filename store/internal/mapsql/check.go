@@ -57,21 +57,28 @@ func (t *Table) Check(ctx context.Context) error {
 	return e
 }
 
-// due is the condition for claimable rows (pending and due, or in flight
-// past the lease) with its arguments.
-func (t *Table) due() (string, []any) {
-	pending, args := t.statusIn(t.m.Statuses.Pending)
-	q := "((" + pending + " AND " + t.c.NextAttempt + " <= " + t.now() + ") OR (" + t.c.Status + " = ? AND " +
-		t.c.LeaseUntil + " <= " + t.now() + "))"
-	return q, append(args, t.m.Statuses.InFlight)
+// Ready says whether s has a pending row that is due (store.Peeker),
+// without locks: one read per pending value, each a range of the
+// (status, next_attempt) index, as a claim reads them. In-flight rows
+// whose lease ran out are left to the claims every poll_interval, as on
+// Herald's own tables: an OR of the two ranges is no index range, and a
+// peek runs every few milliseconds while the lane is active.
+func (t *Table) Ready(ctx context.Context, s store.Scope) (bool, error) {
+	scope, scopeArgs := sqlbuild.ScopeWhereColumns(s, t.c.Tenant, t.c.Type)
+	for _, status := range t.m.Statuses.Pending {
+		q := "SELECT 1 FROM " + t.quoted + " WHERE " + t.c.Status + " = ? AND " + t.c.NextAttempt + " <= " + t.now() +
+			scope + " LIMIT 1"
+		found, err := t.any(ctx, q, append([]any{status}, scopeArgs...))
+		if err != nil || found {
+			return found, err
+		}
+	}
+	return false, nil
 }
 
-// Ready says whether s has a claimable row (store.Peeker), without locks.
-func (t *Table) Ready(ctx context.Context, s store.Scope) (bool, error) {
-	due, args := t.due()
-	scope, scopeArgs := sqlbuild.ScopeWhereColumns(s, t.c.Tenant, t.c.Type)
-	rows, err := t.ts.db.QueryContext(ctx, t.rebind("SELECT 1 FROM "+t.quoted+" WHERE "+due+scope+" LIMIT 1"),
-		append(args, scopeArgs...)...)
+// any says whether q reads a row.
+func (t *Table) any(ctx context.Context, q string, args []any) (bool, error) {
+	rows, err := t.ts.db.QueryContext(ctx, t.rebind(q), args...)
 	if err != nil {
 		return false, fmt.Errorf("%s: peek %s: %w", t.ts.d.Name, t.name, err)
 	}
