@@ -171,3 +171,29 @@ func TestAdoptLogBinlogMarksStatus(t *testing.T) {
 		t.Errorf("%d rows not settled, want none", n)
 	}
 }
+
+// Rule: a logical-replication lane on a mapped PostgreSQL table publishes
+// every row the service inserts once, with the body template's message;
+// with on_delivered: leave it leaves the rows it published in their
+// pending status for the table's own cleanup, and marks only what its
+// polling workers delivered (the rows from before its first start) and
+// the row that went dead.
+func TestAdoptLogLogicalLeavesRows(t *testing.T) {
+	dir, dsn, natsURL := logicalPostgresAndNATS(t)
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(adoptLogDDL); err != nil {
+		t.Fatal(err)
+	}
+	cfg := adoptLogConfig(t, dir, "postgres", dsn, natsURL, "leave")
+	ph := func(i int) string { return fmt.Sprintf("$%d", i) }
+	adoptLogRun(t, db, ph, dir, cfg, natsURL, func() bool {
+		return countStatus(db, "delivered") == 6 && countStatus(db, "pending") == 54
+	})
+	if n := countStatus(db, "retryable") + countStatus(db, "delivering"); n != 0 {
+		t.Errorf("%d rows handed over or in flight, want none", n)
+	}
+}

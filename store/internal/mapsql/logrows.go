@@ -129,10 +129,19 @@ func (t *Table) MarkLogged(ctx context.Context, tx Runner, ds []store.Delivery, 
 	return err
 }
 
-// HandOverLogged gives a failed log event's row to the lane's polling
-// workers: the retry value, due after f.RetryIn, the failure counted when
-// it was attempted; or the dead value.
-func (t *Table) HandOverLogged(ctx context.Context, tx Runner, f store.LogFailure) error {
+// HandOverLogged gives failed log events' rows to the lane's polling
+// workers, in tx: each in the retry value, due after its RetryIn, the
+// failure counted when it was attempted; or in the dead value.
+func (t *Table) HandOverLogged(ctx context.Context, tx Runner, fs []store.LogFailure) error {
+	for _, f := range fs {
+		if err := t.handOverOne(ctx, tx, f); err != nil {
+			return fmt.Errorf("%s: handing log event %s of %s over: %w", t.ts.d.Name, f.Record.Event.ID, t.name, err)
+		}
+	}
+	return nil
+}
+
+func (t *Table) handOverOne(ctx context.Context, tx Runner, f store.LogFailure) error {
 	t.handles.forget([]int64{f.Record.ID})
 	c := t.c
 	set, args := c.Status+" = ?, "+c.NextAttempt+" = "+t.later(), []any{t.m.Statuses.Retry, f.RetryIn.Milliseconds()}

@@ -60,14 +60,7 @@ func (st *logStream) mappedValue(name string, raw []byte) any {
 // handOverMapped hands failed events of a mapped table over in one
 // transaction.
 func (s *Store) handOverMapped(ctx context.Context, t *mapsql.Table, fs []store.LogFailure) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, f := range fs {
-			if err := t.HandOverLogged(ctx, tx, f); err != nil {
-				return fmt.Errorf("mysql store: handing log event %s over: %w", f.Record.Event.ID, err)
-			}
-		}
-		return nil
-	})
+	return s.inTx(ctx, func(tx *sql.Tx) error { return t.HandOverLogged(ctx, tx, fs) })
 }
 
 // record writes a recorded batch's marks: the journal on Herald's own
