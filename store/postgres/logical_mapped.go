@@ -55,6 +55,17 @@ func (d *decoder) mappedRecord(rel *pglogrepl.RelationMessage, tuple []tupleColu
 // value decodes one column: an integer, a time, or text (numerics through
 // their driver value, which is their text).
 func (d *decoder) value(oid uint32, c tupleColumn) (any, error) {
+	switch {
+	case oid == pgtype.JSONOID:
+		return string(c.data), nil // its binary format is its text
+	case oid == pgtype.JSONBOID && c.kind == pglogrepl.TupleDataTypeBinary:
+		if len(c.data) == 0 || c.data[0] != 1 {
+			return nil, fmt.Errorf("jsonb of an unknown binary version")
+		}
+		return string(c.data[1:]), nil // a version byte, then the text
+	case oid == pgtype.JSONBOID:
+		return string(c.data), nil
+	}
 	typ, ok := d.types.TypeForOID(oid)
 	if !ok {
 		if c.kind == pglogrepl.TupleDataTypeBinary {
