@@ -53,7 +53,17 @@ func (d *decoder) event(m pglogrepl.Message, sc store.Scope) (store.Record, bool
 	default:
 		return rec, false
 	}
-	return rec, loglane.InScope(rec.Event, sc)
+	return rec, d.inScope(rec, sc)
+}
+
+// inScope applies the lane's filters to rec; a mapped table's record
+// left out gives its handle back.
+func (d *decoder) inScope(rec store.Record, sc store.Scope) bool {
+	in := loglane.InScope(rec.Event, sc)
+	if !in && d.mapped != nil && rec.ID != 0 {
+		d.mapped.Forget(rec)
+	}
+	return in
 }
 
 // tupleColumns is the columns of a tuple pglogrepl decoded.

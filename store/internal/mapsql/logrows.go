@@ -189,3 +189,7 @@ func (t *Table) handedOverOrder(lease time.Duration) []string {
 func (lr *LogRows) IsDatetime(col string) bool {
 	return lr.t.ts.d.IsDatetime(lr.types[strings.ToLower(col)])
 }
+
+// Forget takes back the handle of a record the reader drops (outside
+// the lane's scope), which no mark or hand-over will.
+func (lr *LogRows) Forget(rec store.Record) { lr.t.handles.forget([]int64{rec.ID}) }

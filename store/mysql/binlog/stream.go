@@ -198,8 +198,11 @@ func (st *logStream) writeRows(ev vtmysql.BinlogEvent) error {
 		} else {
 			rec = st.rowRecord(tm, &rows, i)
 		}
-		if inScope(rec, st.p.Scope) {
+		switch {
+		case inScope(rec, st.p.Scope):
 			st.tx = append(st.tx, rec)
+		case st.mapped != nil:
+			st.mapped.Forget(rec)
 		}
 	}
 	return nil
