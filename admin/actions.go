@@ -47,14 +47,26 @@ func (a api) tokenSent(r *http.Request) bool {
 	return ok && a.token != "" && subtle.ConstantTimeCompare(want[:], have[:]) == 1
 }
 
-// action wraps an action handler: the token, the lane from the path and a
-// JSON body decoded into a fresh T.
+// action wraps a lane action handler: the token, the lane from the path
+// and a JSON body decoded into a fresh T.
 func action[T any](a api, do func(w http.ResponseWriter, r *http.Request, lane laneRef, body T)) http.HandlerFunc {
+	return guarded(a, a.openLane, do)
+}
+
+// projectionAction is action for a projection named in the path.
+func projectionAction[T any](a api, do func(w http.ResponseWriter, r *http.Request, p projRef, body T)) http.HandlerFunc {
+	return guarded(a, a.openProjection, do)
+}
+
+// guarded checks the token, finds the action's target with find (which
+// writes its own refusal) and decodes the JSON body into a fresh T.
+func guarded[R, T any](a api, find func(http.ResponseWriter, *http.Request) (R, bool),
+	do func(w http.ResponseWriter, r *http.Request, target R, body T)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !a.authorized(w, r) {
 			return
 		}
-		lane, ok := a.openLane(w, r)
+		target, ok := find(w, r)
 		if !ok {
 			return
 		}
@@ -66,7 +78,7 @@ func action[T any](a api, do func(w http.ResponseWriter, r *http.Request, lane l
 			writeError(w, http.StatusBadRequest, "body: "+err.Error())
 			return
 		}
-		do(w, r, lane, body)
+		do(w, r, target, body)
 	}
 }
 

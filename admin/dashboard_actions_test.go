@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -66,14 +67,7 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 	defer srv.Close(bg)
 	base := "http://" + srv.Addr()
 	fillHour(srv.series, "main")
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return s
-	}
+	text := texter(t, ctx)
 	status := func(id string) store.Status {
 		r, err := st.Get(bg, herald.DefaultTable, id)
 		if err != nil {
@@ -146,6 +140,18 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("lane page: %v", err)
 	}
+	// Hovering a chart shows the nearest point's time and value, with its unit.
+	tip, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const svg = document.querySelector("#chart-lag"), r = svg.getBoundingClientRect();
+		svg.dispatchEvent(new MouseEvent("mousemove", {clientX: r.left + r.width / 2, clientY: r.top + 40, bubbles: true}));
+		return svg.querySelector("text.tooltip").textContent;
+	})()`))
+	if err != nil || !regexp.MustCompile(`^\d{1,2}:\d\d:\d\d.*: [\d.]+ s$`).MatchString(tip) {
+		t.Errorf("hovering the lag chart shows %q (%v); want the point's time and its value in s", tip, err)
+	}
+	if y, _ := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(`#chart-lag text.y-max`))); !strings.HasSuffix(y, " s") {
+		t.Errorf("the lag chart's y axis is labelled %q; want its maximum in s", y)
+	}
 	screenshot(t, ctx, "dashboard-lane")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#next-page`)),
 		chromedp.WaitVisible(chromedp.CSS(`#events tr[data-event-id="later-1"]`)),
@@ -172,6 +178,11 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#search-results tr[data-event-id="poison-1"]`)))
 	if err != nil {
 		t.Fatalf("search by key: %v", err)
+	}
+	err = chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`(document.querySelector('tr[data-lane="main"] svg.spark.rate polyline')?.getAttribute("points") || "").split(" ").length >= 200 &&
+		(document.querySelector('tr[data-lane="main"] svg.spark.lag_seconds polyline')?.getAttribute("points") || "").split(" ").length >= 200`))
+	if err != nil {
+		t.Fatalf("the overview must draw the lane's last hour as sparklines: %v", err)
 	}
 	screenshot(t, ctx, "dashboard-overview")
 }

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,6 +61,12 @@ func TestDashboardProjectionsInBrowser(t *testing.T) {
 	behind, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`tr[data-projection="rooms"] td.behind`)))
 	if err != nil || behind != "-" {
 		t.Errorf("projection rooms (a broker source) shows behind %q (%v); want -", behind, err)
+	}
+	if cls, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('tr[data-projection="gift_wall"] td.state').className`)); err != nil || !strings.Contains(cls, "some") {
+		t.Errorf("projection gift_wall with a dead event has state class %q (%v); want it in red (some)", cls, err)
+	}
+	if cls, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('tr[data-projection="rooms"] td.state').className`)); err != nil || !strings.Contains(cls, "ok") {
+		t.Errorf("projection rooms has state class %q (%v); want ok (green)", cls, err)
 	}
 	screenshot(t, ctx, "dashboard-projections")
 }

@@ -55,6 +55,19 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
+// texter returns a function that reads the text of a CSS selector in the
+// browser of ctx, failing t when it cannot.
+func texter(t *testing.T, ctx context.Context) func(sel string) string {
+	return func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+}
+
 // Rule: the dashboard, in a real browser, shows every lane's rows by state
 // and each table's rows that no lane selects, follows new events without a
 // reload, and links a lane's dead count to its dead letters (ids and
@@ -74,14 +87,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	defer srv.Close(bg)
 
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return s
-	}
+	text := texter(t, ctx)
 	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+srv.Addr()+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#lanes tr[data-lane="main"]`))); err != nil {
 		t.Fatal(err)
@@ -89,12 +95,21 @@ func TestDashboardInBrowser(t *testing.T) {
 	if pending, dead := text(`tr[data-lane="main"] td.pending`), text(`tr[data-lane="main"] td.dead`); pending != "1" || dead != "1" {
 		t.Errorf("lane main shows pending %q, dead %q; want 1 and 1", pending, dead)
 	}
+	for class, status := range map[string]string{"pending": "pending", "retrying": "pending", "in-flight": "in_flight", "delivered": "delivered"} {
+		href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('tr[data-lane="main"] td.`+class+` a').getAttribute("href")`))
+		if err != nil || href != "/lanes/main?status="+status {
+			t.Errorf("lane main's %s count links to %q (%v); want its events, status %s", class, href, err, status)
+		}
+	}
 	if n := text(`#unselected tr[data-table="herald_outbox"] td.rows`); n != "1" {
 		t.Errorf("table herald_outbox shows %q rows no lane selects; want 1", n)
 	}
 
 	if s := text(`tr[data-lane="main"] td.state`); s != "ok" {
 		t.Errorf("lane main shows state %q; want ok", s)
+	}
+	if c, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector('tr[data-lane="main"] td.state')).color`)); err != nil || c != "rgb(23, 105, 45)" {
+		t.Errorf("lane main's ok state is coloured %q (%v); want green rgb(23, 105, 45)", c, err)
 	}
 	if s := text(`tr[data-lane="main"] td.store`); s != DefaultStore {
 		t.Errorf("lane main shows store %q; want %s", s, DefaultStore)
@@ -104,7 +119,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err := st.SetLanePaused(bg, "main", true); err != nil {
 		t.Fatal(err)
 	}
-	err = chromedp.Do(ctx, chromedp.WaitVisible(`//tr[@data-lane="main"]/td[contains(@class,"pending") and text()="2"]`),
+	err = chromedp.Do(ctx, chromedp.WaitVisible(`//tr[@data-lane="main"]/td[contains(@class,"pending") and .="2"]`),
 		chromedp.WaitVisible(`//tr[@data-lane="main"]/td[contains(@class,"state") and text()="paused"]`))
 	if err != nil {
 		t.Fatalf("the dashboard did not follow a new event and the lane's pause: %v", err)
@@ -119,12 +134,23 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"gift-1", "<b>GiftSent</b>", "broker said no", time.Now().Format("2006")} {
+	for _, want := range []string{"gift-1", "<b>GiftSent</b>", "broker said no", "died", "ago"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("dead letter row %q lacks %q", row, want)
 		}
 	}
 	if strings.Contains(html, "4111") || strings.Contains(html, "<b>GiftSent") {
 		t.Errorf("the dead letters must show neither payloads nor event data as markup:\n%s", html)
+	}
+
+	// The count of rows no lane selects leads to those rows, and only those.
+	err = chromedp.Do(ctx, chromedp.Navigate("http://"+srv.Addr()+"/"),
+		chromedp.Click(chromedp.CSS(`#unselected tr[data-table="herald_outbox"] td.rows a`)),
+		chromedp.WaitVisible(chromedp.CSS(`#unselected-events tr[data-event-id="orphan-1"]`)))
+	if err != nil {
+		t.Fatalf("drill-down from rows no lane selects: %v", err)
+	}
+	if rows := text(`#unselected-events tbody`); strings.Contains(rows, "gift-") || !strings.Contains(rows, "Orphan") {
+		t.Errorf("rows no lane selects lists %q; want orphan-1 alone", rows)
 	}
 }

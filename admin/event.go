@@ -60,11 +60,16 @@ type EventDetail struct {
 	PayloadTruncated bool `json:"payload_truncated,omitempty"`
 	// PayloadHidden says payload and headers were left out: they are
 	// shown only to callers with the admin token (see Hide).
-	PayloadHidden bool            `json:"payload_hidden,omitempty"`
-	Receipt       json.RawMessage `json:"receipt,omitempty"`
-	AvailableAt   time.Time       `json:"available_at"`
-	LeaseOwner    string          `json:"lease_owner,omitempty"`
-	Replays       []ReplayEntry   `json:"replays"`
+	PayloadHidden bool `json:"payload_hidden,omitempty"`
+	// HeadersError says why the stored headers are not a JSON object of
+	// strings (a row written by plain SQL): they are then not shown.
+	HeadersError string `json:"headers_error,omitempty"`
+	// HeadersCount is how many headers the event has, hidden or not.
+	HeadersCount int             `json:"headers_count"`
+	Receipt      json.RawMessage `json:"receipt,omitempty"`
+	AvailableAt  time.Time       `json:"available_at"`
+	LeaseOwner   string          `json:"lease_owner,omitempty"`
+	Replays      []ReplayEntry   `json:"replays"`
 }
 
 // ReplayEntry is one replay of an event, from herald_replays.
@@ -77,10 +82,14 @@ type ReplayEntry struct {
 
 // NewEventDetail is r in full, with its replay history.
 func NewEventDetail(r store.Record, history []store.Replay) EventDetail {
-	d := EventDetail{EventSummary: NewEventSummary(r), Headers: r.Event.Headers, PayloadBytes: len(r.Event.Payload),
-		AvailableAt: r.AvailableAt.UTC(), LeaseOwner: r.LeaseOwner, Replays: make([]ReplayEntry, len(history))}
+	d := EventDetail{EventSummary: NewEventSummary(r), Headers: r.Event.Headers, HeadersCount: len(r.Event.Headers),
+		PayloadBytes: len(r.Event.Payload),
+		AvailableAt:  r.AvailableAt.UTC(), LeaseOwner: r.LeaseOwner, Replays: make([]ReplayEntry, len(history))}
 	if d.Headers == nil {
 		d.Headers = map[string]string{}
+	}
+	if r.HeadersErr != nil {
+		d.HeadersError = r.HeadersErr.Error()
 	}
 	p := r.Event.Payload
 	if len(p) > MaxPayloadShown {

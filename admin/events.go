@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"time"
 
 	"github.com/heraldhq/herald/store"
 )
@@ -13,6 +15,8 @@ import (
 type EventPage struct {
 	Events    []EventSummary `json:"events"`
 	NextAfter int64          `json:"next_after,omitempty"`
+	// Total counts every event that matches, on all pages.
+	Total int64 `json:"total"`
 }
 
 // laneOf finds the lane named in the path or writes a 404.
@@ -68,6 +72,10 @@ func (a api) eventPage(w http.ResponseWriter, r *http.Request, lane laneRef, aft
 	if t := v.Get("tenant"); t != "" {
 		q.Tenant = t
 	}
+	if err := timeRange(v, &q); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	if err := q.Validate(); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -77,7 +85,12 @@ func (a api) eventPage(w http.ResponseWriter, r *http.Request, lane laneRef, aft
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
-	page := EventPage{Events: make([]EventSummary, len(recs))}
+	total, err := lane.st.Replays().CountEvents(r.Context(), q)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	page := EventPage{Events: make([]EventSummary, len(recs)), Total: total}
 	for i, rec := range recs {
 		page.Events[i] = NewEventSummary(rec)
 	}
@@ -113,4 +126,22 @@ func (a api) event(w http.ResponseWriter, r *http.Request) {
 		d.Hide()
 	}
 	writeJSON(w, d)
+}
+
+// timeRange reads the since and until query parameters (RFC 3339, e.g.
+// 2026-12-05T09:00:00Z) into q: events created at or after since and
+// before until.
+func timeRange(v url.Values, q *store.EventQuery) error {
+	for param, dst := range map[string]*time.Time{"since": &q.Since, "until": &q.Until} {
+		s := v.Get(param)
+		if s == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not an RFC 3339 time such as 2026-12-05T09:00:00Z", param, s)
+		}
+		*dst = t
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/heraldhq/herald/store"
 )
@@ -73,7 +74,7 @@ func ReadProjection(ctx context.Context, ps store.ProjectionStore, storeName str
 	}
 	out.Behind, out.LagSeconds = int64(len(recs)), 0
 	for _, r := range recs {
-		out.LagSeconds = max(out.LagSeconds, r.Age.Seconds())
+		out.LagSeconds = max(out.LagSeconds, outboxAge(r).Seconds())
 	}
 	return out, nil
 }
@@ -90,4 +91,14 @@ func storeProjections(ctx context.Context, st store.Store, s StoreLanes) []Proje
 		out = append(out, p)
 	}
 	return out
+}
+
+// outboxAge is how old an outbox row is. ScanOutbox reads created_at but
+// not the database's age of the row (Age is 0), so the age is measured
+// from created_at on this host's clock then.
+func outboxAge(r store.Record) time.Duration {
+	if r.Age > 0 || r.Event.CreatedAt.IsZero() {
+		return r.Age
+	}
+	return max(time.Since(r.Event.CreatedAt), 0)
 }

@@ -36,8 +36,10 @@ type series struct {
 
 	mu     sync.Mutex
 	points map[string][]Point
-	last   map[string][2]int64
-	lastAt time.Time
+	// projLag is each outbox-sourced projection's lag over the last hour.
+	projLag map[string][]Point
+	last    map[string][2]int64
+	lastAt  time.Time
 }
 
 func newSeries(stores []StoreLanes, m *Metrics, interval time.Duration) *series {
@@ -45,7 +47,7 @@ func newSeries(stores []StoreLanes, m *Metrics, interval time.Duration) *series 
 		interval = defaultSeriesInterval
 	}
 	return &series{stores: stores, metrics: m, interval: interval,
-		points: map[string][]Point{}, last: map[string][2]int64{}}
+		points: map[string][]Point{}, projLag: map[string][]Point{}, last: map[string][2]int64{}}
 }
 
 // run samples every interval until ctx ends.
@@ -66,6 +68,7 @@ func (s *series) run(ctx context.Context) {
 func (s *series) sample(ctx context.Context, now time.Time) {
 	ctx, cancel := context.WithTimeout(ctx, statsTimeout)
 	defer cancel()
+	s.sampleProjections(ctx, now)
 	lags := map[string]float64{}
 	for _, l := range eachLane(s.stores) {
 		if l.st == nil {
@@ -88,13 +91,40 @@ func (s *series) sample(ctx context.Context, now time.Time) {
 		p := Point{At: now.UTC(), LagSeconds: lags[l.Name],
 			Rate:     float64(totals[0]-prev[0]) / elapsed,
 			DeadRate: float64(totals[1]-prev[1]) / elapsed}
-		pts := append(s.points[l.Name], p)
-		for len(pts) > 0 && now.Sub(pts[0].At) > seriesSpan {
-			pts = pts[1:]
-		}
-		s.points[l.Name] = pts
+		s.points[l.Name] = lastHour(append(s.points[l.Name], p), now)
 	}
 	s.lastAt = now
+}
+
+// lastHour drops the points older than seriesSpan.
+func lastHour(pts []Point, now time.Time) []Point {
+	for len(pts) > 0 && now.Sub(pts[0].At) > seriesSpan {
+		pts = pts[1:]
+	}
+	return pts
+}
+
+// sampleProjections adds a lag point per projection with an outbox
+// source (a broker source's backlog only the broker knows).
+func (s *series) sampleProjections(ctx context.Context, now time.Time) {
+	for _, sl := range s.stores {
+		st, err := sl.open()
+		if err != nil {
+			continue // not open yet
+		}
+		for _, ref := range sl.Projections {
+			if ref.Outbox.Table == "" {
+				continue
+			}
+			p, err := ReadProjection(ctx, st, sl.Name, ref)
+			if err != nil {
+				continue // the overview and metrics say why
+			}
+			s.mu.Lock()
+			s.projLag[ref.Name] = lastHour(append(s.projLag[ref.Name], Point{At: now.UTC(), LagSeconds: p.LagSeconds}), now)
+			s.mu.Unlock()
+		}
+	}
 }
 
 // SeriesReport is GET /api/lanes/{lane}/series: the lane's last hour.
@@ -105,15 +135,28 @@ type SeriesReport struct {
 
 func (s *series) serve(a api) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		lane, ok := a.laneOf(w, r)
-		if !ok {
-			return
+		if lane, ok := a.laneOf(w, r); ok {
+			s.write(w, s.points, lane.Name)
 		}
-		s.mu.Lock()
-		pts := append([]Point{}, s.points[lane.Name]...)
-		s.mu.Unlock()
-		writeJSON(w, SeriesReport{IntervalSeconds: s.interval.Seconds(), Points: pts})
 	}
+}
+
+// serveProjection answers GET /api/projections/{projection}/series: the
+// projection's lag over the last hour (no points for a broker source).
+func (s *series) serveProjection(a api) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := a.openProjection(w, r); ok {
+			s.write(w, s.projLag, p.Name)
+		}
+	}
+}
+
+// write answers with a copy of the points of name in m.
+func (s *series) write(w http.ResponseWriter, m map[string][]Point, name string) {
+	s.mu.Lock()
+	pts := append([]Point{}, m[name]...)
+	s.mu.Unlock()
+	writeJSON(w, SeriesReport{IntervalSeconds: s.interval.Seconds(), Points: pts})
 }
 
 // totals returns lane's delivered and dead counts so far (zero without

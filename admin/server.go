@@ -77,11 +77,14 @@ func ListenStores(addr string, reg prometheus.Gatherer, stores []StoreLanes, opt
 }
 
 // routes puts the dashboard's pages and the API on mux. Pages are one
-// file that reads its path: /, /lanes/{lane}, /lanes/{lane}/events/{id}.
+// file that reads its path: /, /lanes/{lane}, /lanes/{lane}/events/{id},
+// /projections/{projection}, /stores/{store}/tables/{table}/unselected.
 func routes(mux *http.ServeMux, a api, charts *series) {
 	mux.HandleFunc("GET /{$}", serveDashboard)
 	mux.HandleFunc("GET /lanes/{lane}", serveDashboard)
 	mux.HandleFunc("GET /lanes/{lane}/events/{id}", serveDashboard)
+	mux.HandleFunc("GET /projections/{projection}", serveDashboard)
+	mux.HandleFunc("GET /stores/{store}/tables/{table}/unselected", serveDashboard)
 	mux.HandleFunc("GET /api/session", a.session)
 	mux.HandleFunc("GET /api/lanes", a.lanesStatus)
 	mux.HandleFunc("GET /api/lanes/{lane}/dead", a.deadList)
@@ -93,6 +96,11 @@ func routes(mux *http.ServeMux, a api, charts *series) {
 	mux.Handle("POST /api/lanes/{lane}/retry", action(a, a.retryNow))
 	mux.Handle("POST /api/lanes/{lane}/pause", action(a, a.setPaused(true)))
 	mux.Handle("POST /api/lanes/{lane}/resume", action(a, a.setPaused(false)))
+	mux.HandleFunc("GET /api/projections/{projection}", a.projection)
+	mux.HandleFunc("GET /api/stores/{store}/tables/{table}/unselected", a.unselectedRows)
+	mux.HandleFunc("GET /api/projections/{projection}/series", charts.serveProjection(a))
+	mux.Handle("POST /api/projections/{projection}/replay", projectionAction(a, a.replayProjection))
+	mux.Handle("POST /api/projections/{projection}/rebuild", projectionAction(a, a.rebuildProjection))
 }
 
 // Addr is where the server listens, the chosen port included.

@@ -9,7 +9,9 @@ import (
 )
 
 // Template renders a lane's destination ("room.{event_type}") for an event.
-// The placeholders are {topic}, {event_type}, {tenant} and {partition_key}.
+// The placeholders are {topic}, {event_type}, {tenant}, {partition_key}
+// and {header.NAME}, the event's header NAME (on a mapped table, a column
+// carried by the lane's header_columns).
 type Template struct {
 	src   string
 	parts []templatePart
@@ -26,6 +28,19 @@ var templateFields = map[string]func(herald.Event) string{
 	"event_type":    func(e herald.Event) string { return e.Type },
 	"tenant":        func(e herald.Event) string { return e.Tenant },
 	"partition_key": func(e herald.Event) string { return e.PartitionKey },
+}
+
+// headerPlaceholder starts a placeholder that renders one event header.
+const headerPlaceholder = "header."
+
+// templateField returns what placeholder name renders: a fixed field, or
+// an event header for "header.NAME".
+func templateField(name string) (func(herald.Event) string, bool) {
+	if h, ok := strings.CutPrefix(name, headerPlaceholder); ok && h != "" {
+		return func(e herald.Event) string { return e.Headers[h] }, true
+	}
+	f, ok := templateFields[name]
+	return f, ok
 }
 
 // ParseTemplate parses s, or returns an error naming an unknown placeholder
@@ -56,9 +71,9 @@ func ParseTemplate(s string) (Template, error) {
 			return Template{}, fmt.Errorf("destination template %q has an unclosed '{'", s)
 		}
 		name := rest[open+1 : open+end]
-		field, ok := templateFields[name]
+		field, ok := templateField(name)
 		if !ok {
-			return Template{}, fmt.Errorf("destination template %q: unknown placeholder {%s} (want {topic}, {event_type}, {tenant} or {partition_key})", s, name)
+			return Template{}, fmt.Errorf("destination template %q: unknown placeholder {%s} (want {topic}, {event_type}, {tenant}, {partition_key} or {header.NAME})", s, name)
 		}
 		t.parts = append(t.parts, templatePart{name: name, field: field})
 		rest = rest[open+end+1:]
@@ -111,6 +126,18 @@ func (t Template) Render(ev herald.Event) string {
 		}
 	}
 	return b.String()
+}
+
+// HeaderNames returns the names of the template's {header.NAME}
+// placeholders, in order.
+func (t Template) HeaderNames() []string {
+	var out []string
+	for _, p := range t.parts {
+		if h, ok := strings.CutPrefix(p.name, headerPlaceholder); ok {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // HasPlaceholders reports whether the template depends on the event.

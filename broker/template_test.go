@@ -18,6 +18,27 @@ func TestTemplateRendersEveryPlaceholder(t *testing.T) {
 	}
 }
 
+// Rule: {header.NAME} renders the event's header NAME (a mapped table's
+// column, carried by header_columns), and an event without it leaves the
+// placeholder empty, which the relay refuses.
+func TestTemplateRendersHeaderPlaceholder(t *testing.T) {
+	tpl := MustParseTemplate("wallet.{header.asset_type}.{event_type}")
+	ev := herald.Event{Type: "GiftDebited", Headers: map[string]string{"asset_type": "GOLD"}}
+	if got := tpl.Render(ev); got != "wallet.GOLD.GiftDebited" {
+		t.Fatalf("Render = %q", got)
+	}
+	ev.Headers = nil
+	if got := tpl.EmptyField(ev); got != "header.asset_type" {
+		t.Errorf("EmptyField without the header = %q, want header.asset_type", got)
+	}
+	if got := tpl.HeaderNames(); len(got) != 1 || got[0] != "asset_type" {
+		t.Errorf("HeaderNames = %q", got)
+	}
+	if p, ok := tpl.Pattern("*"); !ok || p != "wallet.*.*" {
+		t.Errorf("Pattern = %q, %v", p, ok)
+	}
+}
+
 // Rule: EmptyField names the first placeholder an event leaves empty, and
 // only placeholders the template uses count.
 func TestTemplateEmptyField(t *testing.T) {
@@ -41,10 +62,11 @@ func TestTemplateEmptyField(t *testing.T) {
 
 func TestTemplateErrorsNameTheProblem(t *testing.T) {
 	for tpl, want := range map[string]string{
-		"":           "empty",
-		"a.{colour}": "unknown placeholder {colour}",
-		"a.{topic":   "unclosed",
-		"a}.b":       "without '{'",
+		"":            "empty",
+		"a.{colour}":  "unknown placeholder {colour}",
+		"a.{header.}": "unknown placeholder {header.}",
+		"a.{topic":    "unclosed",
+		"a}.b":        "without '{'",
 	} {
 		if _, err := ParseTemplate(tpl); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseTemplate(%q) = %v; want an error mentioning %q", tpl, err, want)

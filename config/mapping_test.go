@@ -42,6 +42,12 @@ func TestAdoptMappingParses(t *testing.T) {
 	if fmtMapping(m) != fmtMapping(want) {
 		t.Fatalf("mapping = %+v\nwant      %+v", m, want)
 	}
+	// header_columns carries columns as headers.
+	hc := strings.Replace(walletLane, "time_unit: epoch_ms", "time_unit: epoch_ms\n    header_columns: {transactionId: transaction_id, commandId: command_id}", 1)
+	if f, err = parse([]byte(hc), "test.yaml"); err != nil ||
+		fmt.Sprint(f.Lanes[0].Mapping().HeaderColumns) != "map[commandId:command_id transactionId:transaction_id]" {
+		t.Fatalf("header_columns: %v, %+v", err, f)
+	}
 	// One pending value may be given as a scalar.
 	one := strings.Replace(walletLane, "pending: [pending, retryable]", "pending: pending", 1)
 	if f, err = parse([]byte(one), "test.yaml"); err != nil || f.Lanes[0].Statuses.Retry != "pending" ||
@@ -82,6 +88,16 @@ func TestAdoptBadMappingNamesTheKey(t *testing.T) {
 			key + `body[0].payload: "base64" is not one of raw, string`},
 		"table read two ways": {[]string{"time_unit: epoch_ms", "time_unit: epoch_ms\n  - {name: plain, table: wallet_outbox, destination: x}"},
 			"lanes[1] (plain).columns: lane wallet reads table wallet_outbox through another mapping"},
+		"header reserved": {[]string{"time_unit: epoch_ms", "time_unit: epoch_ms\n    header_columns: {ce-id: transaction_id}"},
+			key + `header_columns.ce-id: header "ce-id" is reserved`},
+		"header column twice": {[]string{"time_unit: epoch_ms", "time_unit: epoch_ms\n    header_columns: {a: transaction_id, b: transaction_id}"},
+			key + "header_columns.b: column transaction_id is already header_columns.a"},
+		"header twice but for case": {[]string{"time_unit: epoch_ms", "time_unit: epoch_ms\n    header_columns: {TxId: transaction_id, txid: command_id}"},
+			key + `header_columns.txid: header "txid" is already header_columns.TxId but for case`},
+		"header bad column": {[]string{"time_unit: epoch_ms", "time_unit: epoch_ms\n    header_columns: {tx: \"tx; DROP\"}"},
+			key + "header_columns.tx:"},
+		"destination header not carried": {[]string{`destination: "wallet.{event_type}"`, `destination: "wallet.{header.asset}"`},
+			key + "destination: {header.asset} is no header_columns entry"},
 		"default table read two ways": {[]string{"table: wallet_outbox", "table: herald_outbox", "time_unit: epoch_ms", "time_unit: epoch_ms\n  - {name: plain, destination: x}"},
 			"lanes[1] (plain).columns: lane wallet reads table herald_outbox through another mapping"},
 		"tenant without column": {[]string{"tenant: app_code, ", "", "time_unit: epoch_ms", "time_unit: epoch_ms\n    tenant: live"},

@@ -161,6 +161,9 @@ type Lane struct {
 	// Body builds a mapped table's message bodies field by field
 	// (store.Mapping.Body); unset, the payload column is the body.
 	Body []store.BodyField `yaml:"body,omitempty"`
+	// HeaderColumns carries a mapped table's columns as message headers,
+	// header name → column (store.Mapping.HeaderColumns).
+	HeaderColumns map[string]string `yaml:"header_columns,omitempty"`
 }
 
 // WithDefaults returns l with every unset setting at its default.
@@ -212,7 +215,8 @@ func (l Lane) WithDefaults() Lane {
 // Mapping is how the lane reads its table when it is not Herald's own;
 // zero when it is.
 func (l Lane) Mapping() store.Mapping {
-	return store.Mapping{Columns: l.Columns, Statuses: l.Statuses, TimeUnit: l.TimeUnit, Body: l.Body}.WithDefaults()
+	return store.Mapping{Columns: l.Columns, Statuses: l.Statuses, TimeUnit: l.TimeUnit, Body: l.Body,
+		HeaderColumns: l.HeaderColumns}.WithDefaults()
 }
 
 // Scope is the rows the lane relays: its table, tenant and type filters.

@@ -81,11 +81,16 @@ func (l Lane) validateMapped(m store.Mapping) []error {
 	if l.FairTenants {
 		refuse("fair_tenants", "is not supported on a mapped table (columns) yet")
 	}
-	if l.Retention.Enabled() {
-		refuse("retention", "is not supported on a mapped table (columns) yet: its own cleanup keeps running")
+	if l.Retention.Active > 0 && m.Columns.CreatedAt == "" {
+		refuse("retention.active", "needs columns.created_at on a mapped table")
 	}
 	if l.Tenant != "" && m.Columns.Tenant == "" {
 		refuse("tenant", "needs columns.tenant on a mapped table")
+	}
+	for _, h := range l.Destination.HeaderNames() {
+		if _, ok := m.HeaderColumns[h]; !ok && m.Columns.Headers == "" {
+			refuse("destination", fmt.Sprintf("{header.%s} is no header_columns entry, and the table has no columns.headers: every row would go dead", h))
+		}
 	}
 	if l.DiscardAfter > 0 && m.Columns.CreatedAt == "" {
 		refuse("discard_after", "needs columns.created_at on a mapped table")

@@ -11,6 +11,9 @@
 // dotted path into the JSON payload; array elements by index). A payload
 // number is passed as an int64 when integral, else a float64; an object
 // or array as its JSON text.
+//
+// EventFrom (`event_from`) takes those event values from the message body
+// by JSONPath, or from named headers, for messages another producer wrote.
 package projection
 
 import (

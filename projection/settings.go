@@ -46,6 +46,13 @@ type Settings struct {
 	// (default 1s), capped at Max (default 1m, raised to Initial when
 	// less), with equal jitter unless Jitter says otherwise.
 	Backoff backoff.Policy `yaml:"retry"`
+	// EventFrom takes the event's id, type, tenant, key and time from the
+	// message body (a JSONPath) or named headers instead of Herald's
+	// CloudEvents attributes, so that messages another producer published
+	// (an existing service's own outbox worker) and Herald's share one
+	// ledger. A message whose configured attribute is missing goes dead at
+	// once with the reason naming it. Defaults to none: Herald's headers.
+	EventFrom EventFrom `yaml:"event_from"`
 	// BatchSize is the most messages taken from the source at once.
 	// Defaults to 64.
 	BatchSize int `yaml:"-"`
@@ -145,6 +152,9 @@ func (s Settings) Validate() error {
 	add("lease", notNegative(s.Lease))
 	add("sweep_interval", notNegative(s.SweepInterval))
 	add("done_retention", notNegative(s.DoneRetention))
+	if _, err := s.EventFrom.Compile("event_from"); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

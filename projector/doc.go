@@ -73,6 +73,16 @@
 // id watermark (see OutboxSource). Broker subscribers live in the broker
 // packages; broker.Rewinder lets Rebuild start one over.
 //
+// # Messages Herald did not write
+//
+// Config.EventFrom reads the event id, type, tenant, key and time from the
+// message body (a JSONPath singular query such as $.eventId) or a named
+// header instead of Herald's CloudEvents attributes, so that the messages
+// an existing service's own outbox worker published and Herald's copies of
+// the same rows share one ledger row each. A message whose configured
+// attribute cannot be read goes dead at once, the reason naming the
+// attribute and its path; it is never applied under another id.
+//
 // # Retention
 //
 // Done rows are the dedupe memory. Config.DoneRetention deletes them after

@@ -47,7 +47,11 @@ func (p *Projector) sweep(ctx context.Context, shards []chan broker.Received) {
 		if r.Event.Type == "" {
 			continue // the event was never kept (a failure recorded without it)
 		}
-		m := broker.Received{Event: r.Event}
+		ev, ok := p.rereadKept(ctx, r.Event)
+		if !ok {
+			continue // a replayed event whose attributes still cannot be read: dead again
+		}
+		m := broker.Received{Event: ev}
 		select {
 		case shards[shardOf(m, len(shards))] <- m:
 		case <-ctx.Done():

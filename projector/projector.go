@@ -11,6 +11,7 @@ import (
 	"github.com/heraldhq/herald/backoff"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/internal/sleep"
+	"github.com/heraldhq/herald/projection"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -18,7 +19,8 @@ import (
 // One Projector runs one projection; several processes may run the same
 // projection against the same database at once.
 type Projector struct {
-	cfg Config
+	cfg      Config
+	resolver *projection.Resolver // nil without Config.EventFrom
 }
 
 // New returns a Projector for cfg, or an error naming the field at fault.
@@ -27,7 +29,15 @@ func New(cfg Config) (*Projector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Projector{cfg: cfg}, nil
+	p := &Projector{cfg: cfg}
+	if !cfg.EventFrom.IsZero() {
+		r, err := cfg.EventFrom.Compile("event_from")
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+		p.resolver = r
+	}
+	return p, nil
 }
 
 // Name returns the projection's name.
@@ -76,8 +86,8 @@ func (p *Projector) receive(ctx context.Context, src broker.Subscriber, shards [
 		}
 		pause.Reset()
 		for i, m := range msgs {
-			if !p.cfg.Wants(m.Event.Type) {
-				settle(m.Ack) // not this projection's: no row, no handler
+			m, ok := p.admit(ctx, m)
+			if !ok {
 				continue
 			}
 			select {

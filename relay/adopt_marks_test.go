@@ -2,8 +2,10 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,5 +87,43 @@ func testBatchMarkLoses(t *testing.T, db adoptDB, op string) {
 		case !retakenIDs[r.Event.ID] && op == "discard" && present:
 			t.Errorf("held row %s is still there (%+v), want deleted", r.Event.ID, got)
 		}
+	}
+}
+
+// Rule: without a fence column, a claim whose owner (worker id and token)
+// does not fit the lease owner column is refused as a table problem
+// naming the column and the width needed (ErrSchema), not written cut or
+// failed as a database error; a wide enough column claims as before.
+func TestAdoptNarrowOwnerColumn(t *testing.T) {
+	for _, db := range adoptDBs {
+		if db.name == "SQLite" {
+			continue // TEXT has no width on SQLite
+		}
+		t.Run(db.name, func(t *testing.T) {
+			ddl := slices.Clone(db.ddl)
+			ddl[0] = strings.Replace(strings.Replace(ddl[0], "worker_id VARCHAR(128)", "worker_id VARCHAR(20)", 1),
+				"worker_id TEXT", "worker_id VARCHAR(20)", 1)
+			w := newWalletDDL(t, db, ddl)
+			ctx := context.Background()
+			if err := store.MapTable(w.store, w.table, walletMapping); err != nil {
+				t.Fatal(err)
+			}
+			w.insert("narrow", "WalletGiftDebited", walletUsers, 1)
+			claim := func(owner string) error {
+				_, err := w.store.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: w.table}, Owner: owner,
+					Token: 1 << 40, Lease: time.Minute, Limit: 10})
+				return err
+			}
+			err := claim("node-12345/wallet-01")
+			if !errors.Is(err, store.ErrSchema) || !strings.Contains(err.Error(), "worker_id holds 20 characters") {
+				t.Fatalf("claim with a long owner: %v; want a schema error naming worker_id and its width", err)
+			}
+			if r := w.rows()["narrow-0000"]; r.status != "pending" {
+				t.Fatalf("the refused claim changed the row: %+v", r)
+			}
+			if err := claim("n/w"); err != nil {
+				t.Fatalf("claim with an owner that fits: %v", err)
+			}
+		})
 	}
 }

@@ -54,13 +54,18 @@ func newBatch(w *worker, recs []store.Record, claimed time.Time) *batch {
 			it.outcome = discarded
 			continue
 		}
-		it.msg = broker.Message{Event: rec.Event, Destination: w.lane.Destination.Render(rec.Event), Attempt: rec.Attempts,
-			Replay: rec.Receipt.Replay}
+		it.msg = message(w.lane, rec)
 		if err := w.check(rec); err != nil {
 			it.outcome, it.err = failed, err // never published: see check.go
 		}
 	}
 	return b
+}
+
+// message is the message the lane publishes for a claimed record.
+func message(l Lane, rec store.Record) broker.Message {
+	return broker.Message{Event: rec.Event, Destination: l.Destination.Render(rec.Event), Attempt: rec.Attempts,
+		Replay: rec.Receipt.Replay}
 }
 
 // publish sends every unpublished item: all at once on unordered lanes, in

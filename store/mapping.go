@@ -21,6 +21,11 @@ type Mapping struct {
 	// fields, in this order, instead of sending the payload column as it
 	// is.
 	Body []BodyField
+	// HeaderColumns carries columns as message headers: header name →
+	// column (`header_columns`). A broker's own use of headers then reads
+	// them: RocketMQ's key_headers make them message keys, `{header.NAME}`
+	// puts one in the destination. A NULL column sends no header.
+	HeaderColumns map[string]string
 }
 
 // BodyField is one field of a body built from a mapped row: its JSON name
@@ -132,7 +137,8 @@ const (
 
 // IsZero says no mapping is configured (a table of Herald's own).
 func (m Mapping) IsZero() bool {
-	return m.Columns == Columns{} && reflect.ValueOf(m.Statuses).IsZero() && m.TimeUnit == "" && len(m.Body) == 0
+	return m.Columns == Columns{} && reflect.ValueOf(m.Statuses).IsZero() && m.TimeUnit == "" && len(m.Body) == 0 &&
+		len(m.HeaderColumns) == 0
 }
 
 // WithDefaults returns m with Statuses.Retry filled in.
@@ -208,6 +214,7 @@ func (m Mapping) Validate() error {
 	}
 	errs = append(errs, m.Statuses.validate()...)
 	errs = append(errs, validateBody(m.Body)...)
+	errs = append(errs, validateHeaderColumns(m.HeaderColumns)...)
 	switch m.TimeUnit {
 	case TimeDatetime, TimeEpochMillis:
 	case "":

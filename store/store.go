@@ -194,7 +194,8 @@ type ListParams struct {
 // reports and drops schemas: those abilities are part of Store, so that no
 // caller has to ask for them. What only some databases can do stays an
 // optional interface, found by type assertion, with the fallback documented
-// on it: Waker, Peeker, UseIndexer, TenantSkipLister and LogReader.
+// on it: Waker, Peeker, UseIndexer, TenantSkipLister, LogReader, Mapper
+// and Previewer.
 type Store interface {
 	// Dialect is the database kind, for building a herald.Outbox.
 	Dialect() herald.Dialect

@@ -150,3 +150,43 @@ func TestSubscriberReadsExactSpelling(t *testing.T) {
 		HeaderPrefix: "ce-",
 	})
 }
+
+// TestSubscriberBodyIDs: a projection reading the event id from the body
+// applies once each event that Herald published and a stand-in for an old
+// worker published again without headers; messages without an id go dead.
+func TestSubscriberBodyIDs(t *testing.T) {
+	url := requireMachineNATS(t)
+	sfx := suffix()
+	stream, prefix := "HERALD_BID_"+sfx, "hbid"+sfx
+	pub := newPublisher(t, url, stream, prefix)
+	deleteStream(t, url, stream)
+	nc, err := natsgo.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	projectortest.RunBodyIDs(t, projectortest.BodyIDConfig{
+		Subscribe: func(tb testing.TB, durable string) broker.Subscriber {
+			return newSubscriber(tb, heraldnats.SubscriberConfig{URL: url, Stream: stream, Durable: durable})
+		},
+		Publisher: pub, Destination: prefix + ".wallet",
+		PublishRaw: func(tb testing.TB, msgs []projectortest.RawMessage) {
+			for _, m := range msgs {
+				if _, err := nc.Request(prefix+".wallet", m.Body, 5*time.Second); err != nil {
+					tb.Fatalf("publish: %v", err)
+				}
+			}
+		},
+	})
+}
+
+// newSubscriber opens a subscriber of cfg, failing tb if it cannot.
+func newSubscriber(tb testing.TB, cfg heraldnats.SubscriberConfig) broker.Subscriber {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := heraldnats.NewSubscriber(ctx, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}

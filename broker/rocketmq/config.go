@@ -17,6 +17,10 @@ const (
 	TagConstant = "constant"
 	// TagEventType tags each message with its event type.
 	TagEventType = "event_type"
+	// TagHeader tags each message with the value of its header
+	// Config.TagHeader (on a mapped table, a column the lane's
+	// header_columns carries). A message without it is refused for good.
+	TagHeader = "header"
 )
 
 // Body modes: what the message body holds.
@@ -42,10 +46,14 @@ type Config struct {
 	AccessKey    string `yaml:"access_key"`
 	SecretKey    string `yaml:"secret_key"`
 	SecretKeyEnv string `yaml:"secret_key_env"`
-	// TagMode is TagConstant or TagEventType. Defaults to TagEventType.
+	// TagMode is TagConstant, TagEventType or TagHeader. Defaults to
+	// TagEventType.
 	TagMode string `yaml:"tag_mode"`
 	// Tag is the tag of every message in TagConstant mode (required there).
 	Tag string `yaml:"tag"`
+	// TagHeader names the header whose value is the tag in TagHeader mode
+	// (required there).
+	TagHeader string `yaml:"tag_header"`
 	// KeyHeaders name event headers (e.g. transaction_id, command_id)
 	// whose values join the event id in the message keys, so operators can
 	// find a message by any of them. Missing or empty headers are skipped.
@@ -169,8 +177,12 @@ func (c Config) validateMapping() error {
 			return fmt.Errorf("rocketmq: tag: %w", err)
 		}
 	case TagEventType:
+	case TagHeader:
+		if c.TagHeader == "" {
+			return fmt.Errorf("rocketmq: tag_header: required when tag_mode is %q", TagHeader)
+		}
 	default:
-		return fmt.Errorf("rocketmq: tag_mode: want %q or %q, got %q", TagConstant, TagEventType, c.TagMode)
+		return fmt.Errorf("rocketmq: tag_mode: want %q, %q or %q, got %q", TagConstant, TagEventType, TagHeader, c.TagMode)
 	}
 	switch c.Body {
 	case BodyRaw, BodyEnvelope:

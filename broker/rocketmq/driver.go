@@ -45,3 +45,14 @@ func (c *BrokerConfig) Redacted() broker.DriverConfig {
 
 // PayloadLimit implements broker.PayloadLimiter.
 func (c *BrokerConfig) PayloadLimit() int { return c.WithDefaults().MaxPayload }
+
+// Preview implements broker.Previewer with Map, the mapping the publisher
+// sends by.
+func (c *BrokerConfig) Preview(m broker.Message) (broker.Preview, error) {
+	mp, err := Map(c.WithDefaults(), m)
+	if err != nil {
+		return broker.Preview{}, err
+	}
+	return broker.Preview{Destination: mp.Topic, Headers: mp.Properties, Keys: mp.Keys, Tag: mp.Tag,
+		PartitionKey: mp.ShardingKey, Body: mp.Body}, nil
+}

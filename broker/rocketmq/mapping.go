@@ -22,7 +22,8 @@ const contentTypeProperty = HeaderPrefix + "contenttype"
 // broker.
 type Mapped struct {
 	Topic string
-	// Tag is the constant tag or the event type, per Config.TagMode.
+	// Tag is the constant tag, the event type or a header's value, per
+	// Config.TagMode.
 	Tag string
 	// Keys are the event id, then the values of Config.KeyHeaders.
 	Keys []string
@@ -70,13 +71,11 @@ func Map(cfg Config, m broker.Message) (Mapped, error) {
 		return Mapped{}, herald.Permanent(fmt.Errorf("rocketmq: event %s: the topic (destination) is empty", ev.ID))
 	}
 	out := Mapped{Topic: m.Destination, ShardingKey: ev.PartitionKey, Keys: keys(cfg, ev)}
-	out.Tag = cfg.Tag
-	if cfg.TagMode == TagEventType {
-		if err := checkTag(ev.Type); err != nil {
-			return Mapped{}, herald.Permanent(fmt.Errorf("rocketmq: event %s: event type as tag: %w", ev.ID, err))
-		}
-		out.Tag = ev.Type
+	tag, err := tagOf(cfg, ev)
+	if err != nil {
+		return Mapped{}, herald.Permanent(fmt.Errorf("rocketmq: event %s: %w", ev.ID, err))
 	}
+	out.Tag = tag
 	props, err := properties(cfg, m)
 	if err != nil {
 		return Mapped{}, herald.Permanent(err)
@@ -94,6 +93,27 @@ func Map(cfg Config, m broker.Message) (Mapped, error) {
 			herald.ErrPayloadTooLarge, ev.ID, what, len(out.Body), cfg.MaxPayload)
 	}
 	return out, nil
+}
+
+// tagOf returns the event's tag per cfg.TagMode.
+func tagOf(cfg Config, ev herald.Event) (string, error) {
+	switch cfg.TagMode {
+	case TagEventType:
+		if err := checkTag(ev.Type); err != nil {
+			return "", fmt.Errorf("event type as tag: %w", err)
+		}
+		return ev.Type, nil
+	case TagHeader:
+		tag := ev.Headers[cfg.TagHeader]
+		if tag == "" {
+			return "", fmt.Errorf("header %s (tag_header) is missing or empty", cfg.TagHeader)
+		}
+		if err := checkTag(tag); err != nil {
+			return "", fmt.Errorf("header %s as tag: %w", cfg.TagHeader, err)
+		}
+		return tag, nil
+	}
+	return cfg.Tag, nil
 }
 
 // keys returns the event id and the configured headers' values.

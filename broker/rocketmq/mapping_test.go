@@ -95,6 +95,25 @@ func TestMapConstantTagAndEnvelope(t *testing.T) {
 	}
 }
 
+// Rule: in tag_mode header the tag is the named header's value (a mapped
+// table's column); a message without it, or with a value a tag filter
+// cannot match, is refused for good.
+func TestMapTagFromHeader(t *testing.T) {
+	cfg := baseConfig()
+	cfg.TagMode, cfg.TagHeader = TagHeader, "command_id"
+	got, err := Map(cfg, testMessage())
+	if err != nil || got.Tag != "cmd-9" {
+		t.Fatalf("tag %q, error %v; want cmd-9", got.Tag, err)
+	}
+	for value, want := range map[string]string{"": "header command_id (tag_header) is missing or empty", "a b": "white space"} {
+		m := testMessage()
+		m.Event.Headers["command_id"] = value
+		if _, err := Map(cfg, m); !herald.IsPermanent(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("header %q: error %v; want a permanent one saying %q", value, err, want)
+		}
+	}
+}
+
 func TestEnvelopePayloadForms(t *testing.T) {
 	cfg := baseConfig()
 	cfg.Body = BodyEnvelope
@@ -235,6 +254,7 @@ func TestConfigValidation(t *testing.T) {
 		"tag: required":   {NameServers: ns, TagMode: TagConstant},
 		"tag: \"a b\"":    {NameServers: ns, TagMode: TagConstant, Tag: "a b"},
 		"tag_mode":        {NameServers: ns, TagMode: "random"},
+		"tag_header:":     {NameServers: ns, TagMode: TagHeader},
 		"body":            {NameServers: ns, Body: "xml"},
 		"key_headers[1]":  {NameServers: ns, KeyHeaders: []string{"a", ""}},
 		"access_key":      {NameServers: ns, AccessKey: "ak"},

@@ -96,8 +96,14 @@ func (t *natsTarget) destination() broker.Template {
 	return broker.MustParseTemplate(t.subject + ".events")
 }
 
+// subscribe reads the scratch stream back with Herald's own NATS
+// subscriber, a continuous pull that hands each message over as it
+// arrives (directly, not through the proxy).
 func (t *natsTarget) subscribe(ctx context.Context) (broker.Subscriber, error) {
-	return newNATSReader(ctx, t.js, t.stream)
+	c := t.cfg
+	return nats.NewSubscriber(ctx, nats.SubscriberConfig{URL: t.url.String(), CredsFile: c.CredsFile,
+		Stream: t.stream, Durable: "herald_verify",
+		MaxAckPending: 10000, Name: "herald-verify"})
 }
 
 func (t *natsTarget) cleanup(ctx context.Context, keep bool) error {

@@ -14,6 +14,11 @@
 // or array as its JSON text. A path the event lacks, or a statement that
 // fails, is the event's failure: retried, then dead with the reason, never
 // skipped.
+//
+// With `event_from` the event's id, type, tenant, key and time come from
+// the message body (JSONPath) or named headers, for messages a producer
+// other than Herald published (projector.Config.EventFrom); :event.id and
+// the others then name those values.
 package sqlproj
 
 import (

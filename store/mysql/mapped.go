@@ -33,10 +33,15 @@ var mapDialect = mapsql.Dialect{
 		return `SELECT index_name, non_unique = 0, COALESCE(column_name, '') FROM information_schema.statistics
   WHERE table_schema = DATABASE() AND table_name = ? ORDER BY index_name, seq_in_index`, []any{table}
 	},
-	IsInteger:  func(typ string) bool { return strings.HasSuffix(typ, "int") },
-	IsDatetime: func(typ string) bool { return typ == "datetime" || typ == "timestamp" },
-	Retry:      retryLoop,
-	Cursor:     true,
+	IsInteger:   func(typ string) bool { return strings.HasSuffix(typ, "int") },
+	IsDatetime:  func(typ string) bool { return typ == "datetime" || typ == "timestamp" },
+	Retry:       retryLoop,
+	Cursor:      true,
+	PrimaryHint: " FORCE INDEX (PRIMARY)",
+	Widths: func(ctx context.Context, q mapsql.Runner, table string) (map[string]int, error) {
+		return mapsql.ReadWidths(ctx, q, `SELECT column_name, character_maximum_length FROM information_schema.columns
+  WHERE table_schema = DATABASE() AND table_name = ? AND character_maximum_length IS NOT NULL`, table)
+	},
 	PrimaryKey: func(ctx context.Context, q mapsql.Runner, table string) ([]string, error) {
 		return mapsql.ReadStrings(ctx, q, `SELECT column_name FROM information_schema.key_column_usage
   WHERE table_schema = DATABASE() AND table_name = ? AND constraint_name = 'PRIMARY' ORDER BY ordinal_position`, table)

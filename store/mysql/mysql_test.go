@@ -41,7 +41,7 @@ func opener(tb testing.TB) store.Store { return openStore(tb) }
 
 // features are the optional abilities of a MySQL/MariaDB store (its log
 // lanes come with store/mysql/binlog).
-var features = storetest.Features{Peeks: true, IndexByUse: true}
+var features = storetest.Features{Peeks: true, IndexByUse: true, Previews: true}
 
 func TestConformance(t *testing.T) { storetest.Run(t, opener, features) }
 

@@ -61,3 +61,13 @@ func (s *Store) peekStmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	s.peeks[q] = st
 	return st, nil
 }
+
+// Preview reads up to limit rows a claim would take, in its order
+// (store.Previewer), without locks or writes. An ordered lane's claim
+// also skips keys that earlier rows block, which a preview does not.
+func (s *Store) Preview(ctx context.Context, sc store.Scope, limit int) ([]store.Record, error) {
+	if t := s.mappedTable(sc.Table); t != nil {
+		return t.Preview(ctx, sc, limit)
+	}
+	return s.reader().Preview(ctx, sc, limit)
+}

@@ -12,7 +12,7 @@ import (
 // mapped columns from pgoutput's binary tuples through their types: a
 // timestamptz created_at as its time, a BIGINT key as its digits, and a
 // body template's BIGINT and NUMERIC columns as JSON numbers, its text
-// columns and NULLs as strings and null.
+// columns and NULLs as strings and null; a header column as a header.
 func TestAdoptLogLogicalDecodesMappedTypes(t *testing.T) {
 	e := newLogicalEnv(t)
 	ctx := context.Background()
@@ -29,7 +29,8 @@ func TestAdoptLogLogicalDecodesMappedTypes(t *testing.T) {
 			LeaseUntil: "lock_until", LeaseOwner: "worker_id", LastError: "last_error"},
 		Statuses: store.Statuses{Pending: store.StatusValues{"pending", "retryable"}, InFlight: "delivering",
 			Delivered: "delivered", Dead: "dead"},
-		TimeUnit: store.TimeDatetime,
+		TimeUnit:      store.TimeDatetime,
+		HeaderColumns: map[string]string{"x-user": "user_id"},
 		Body: []store.BodyField{{Field: "id", Column: "event_id"}, {Field: "user", Column: "user_id"},
 			{Field: "amount", Column: "amount"}, {Field: "note", Column: "note"}, {Field: "payload", Payload: store.PayloadRaw}},
 	}
@@ -58,7 +59,8 @@ VALUES ('a', 'Debited', 9007199254740993, -12.50, '{"k":[1]}', '2026-12-05 01:02
 	}
 	ev := recs[0].Event
 	want := time.Date(2026, 12, 5, 1, 2, 3, 456789000, time.UTC)
-	if ev.ID != "a" || ev.Type != "Debited" || ev.PartitionKey != "9007199254740993" || !ev.CreatedAt.Equal(want) {
+	if ev.ID != "a" || ev.Type != "Debited" || ev.PartitionKey != "9007199254740993" || !ev.CreatedAt.Equal(want) ||
+		ev.Headers["x-user"] != "9007199254740993" {
 		t.Fatalf("record: %+v, want created_at %v", ev, want)
 	}
 	if body := `{"id":"a","user":9007199254740993,"amount":-12.50,"note":null,"payload":{"k":[1]}}`; string(ev.Payload) != body {

@@ -40,7 +40,7 @@ func openStore(t testing.TB) *postgres.Store {
 func opener(tb testing.TB) store.Store { return openStore(tb) }
 
 // features are the optional abilities of a PostgreSQL store.
-var features = storetest.Features{Wakeups: true, TenantSkipList: true, LogLanes: true}
+var features = storetest.Features{Wakeups: true, TenantSkipList: true, LogLanes: true, Previews: true}
 
 func TestConformance(t *testing.T) { storetest.Run(t, opener, features) }
 

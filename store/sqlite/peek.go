@@ -43,3 +43,22 @@ WHERE o.status IN ('pending', 'in_flight') AND o.available_at <= ` + now + filte
 	}
 	return true, nil
 }
+
+// Preview reads up to limit rows a claim would take, in its order
+// (store.Previewer), without a write: claimable rows by (available_at,
+// id). An ordered lane's claim also skips keys that earlier rows block,
+// which a preview does not.
+func (s *Store) Preview(ctx context.Context, sc store.Scope, limit int) ([]store.Record, error) {
+	if t := s.mapped.Get(sc.Table); t != nil {
+		return t.Preview(ctx, sc, limit)
+	}
+	qt, err := quote(sc.Table)
+	if err != nil {
+		return nil, err
+	}
+	filter, args := scopeFilter("o", sc)
+	recs, err := queryRecords(ctx, s.db, `SELECT `+columns+` FROM `+qt+` o
+WHERE o.status IN ('pending', 'in_flight') AND o.available_at <= `+now+filter+`
+ORDER BY o.available_at, o.id LIMIT ?`, append(args, limit)...)
+	return store.Claimable(recs), wrap("preview", sc.Table, err)
+}

@@ -34,7 +34,7 @@ func opener(tb testing.TB, opts sqlite.Options) storetest.Opener {
 }
 
 // features are the optional abilities of a SQLite store.
-var features = storetest.Features{Peeks: true}
+var features = storetest.Features{Peeks: true, Previews: true}
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, opener(t, sqlite.Options{}), features)

@@ -24,6 +24,8 @@ type Features struct {
 	TenantSkipList bool
 	// LogLanes: the store is a store.LogReader.
 	LogLanes bool
+	// Previews: the store is a store.Previewer.
+	Previews bool
 }
 
 // RunFeatures runs only the groups of the optional abilities, as f
@@ -39,6 +41,7 @@ func runFeatures(t *testing.T, open Opener, f Features) {
 	runFeature(t, open, "TenantSkipList", f.TenantSkipList,
 		[]featureTest[store.TenantSkipLister]{{"ClaimableTenantsExcept", testClaimableTenantsExcept}})
 	runFeature(t, open, "LogLanes", f.LogLanes, logLaneTests)
+	runFeature(t, open, "Previews", f.Previews, []featureTest[store.Previewer]{{"Preview", testPreview}})
 }
 
 // featureTest is one named check of an optional ability A, which it is

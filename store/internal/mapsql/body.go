@@ -7,17 +7,35 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 )
 
-// bodyColumns is what a claim reads for the body template: the quoted
-// columns its fields name, after recordColumns.
-func (t *Table) bodyColumns() string {
+// extraColumns is what a claim reads after recordColumns: the quoted
+// columns of the body template's fields, then those of the header
+// columns (in their headers' name order).
+func (t *Table) extraColumns() string {
 	var b strings.Builder
-	for _, col := range t.m.BodyColumns() {
+	for _, col := range append(t.m.BodyColumns(), t.m.HeaderColumnNames()...) {
 		b.WriteString(", " + t.ts.d.Quote(col))
 	}
 	return b.String()
+}
+
+// addHeaders sets the header columns' values (after the body's in values)
+// as headers of ev, over any of the same name from the headers column; a
+// NULL sends no header.
+func (t *Table) addHeaders(ev *herald.Event, values []any) {
+	values = values[len(t.m.BodyColumns()):]
+	for i, name := range store.HeaderNames(t.m.HeaderColumns) {
+		if values[i] == nil {
+			continue
+		}
+		if ev.Headers == nil {
+			ev.Headers = map[string]string{}
+		}
+		ev.Headers[name] = text(values[i])
+	}
 }
 
 // numericType says whether a column of this database type name holds

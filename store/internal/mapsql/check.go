@@ -23,7 +23,7 @@ func (t *Table) Check(ctx context.Context) error {
 		return &store.MappingError{Table: t.name, NoTable: true}
 	}
 	e := &store.MappingError{Table: t.name}
-	for _, name := range append(t.m.Columns.Names(), t.m.BodyColumns()...) {
+	for _, name := range slices.Concat(t.m.Columns.Names(), t.m.BodyColumns(), t.m.HeaderColumnNames()) {
 		if _, ok := cols[strings.ToLower(name)]; !ok {
 			e.Missing = append(e.Missing, name)
 		}
@@ -43,7 +43,14 @@ func (t *Table) Check(ctx context.Context) error {
 		}
 	}
 	if len(e.Missing) == 0 && len(e.Misfits) == 0 {
-		return t.checkCursor(ctx)
+		if err := t.checkCursor(ctx); err != nil {
+			return err
+		}
+		if err := t.learnOwnerWidth(ctx); err != nil {
+			return err
+		}
+		t.tableLearned.Store(true)
+		return nil
 	}
 	slices.Sort(e.Missing)
 	e.Missing = slices.Compact(e.Missing)
@@ -153,6 +160,26 @@ func ReadStrings(ctx context.Context, db Runner, q, table string) ([]string, err
 			return nil, err
 		}
 		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// ReadWidths runs q with table as its argument and returns its rows of
+// (name, width) by lower-case name.
+func ReadWidths(ctx context.Context, db Runner, q, table string) (map[string]int, error) {
+	rows, err := db.QueryContext(ctx, q, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var name string
+		var width int
+		if err := rows.Scan(&name, &width); err != nil {
+			return nil, err
+		}
+		out[strings.ToLower(name)] = width
 	}
 	return out, rows.Err()
 }

@@ -30,7 +30,10 @@ func (t *Table) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	if p.Limit <= 0 || p.Lease <= 0 {
 		return nil, fmt.Errorf("%s: claim from %s: limit %d and lease %v must be positive", t.ts.d.Name, t.name, p.Limit, p.Lease)
 	}
-	t.learnCursor(ctx)
+	t.learnTable(ctx)
+	if err := t.ownerFits(t.owner(p.Owner, p.Token)); err != nil {
+		return nil, fmt.Errorf("%s: claim from %s: %w", t.ts.d.Name, t.name, err)
+	}
 	var recs []store.Record
 	err := t.ts.inTx(ctx, func(tx Runner) error {
 		recs = nil
@@ -91,10 +94,7 @@ func (t *Table) claimOrder(lease time.Duration) []string {
 // their next attempt, or in-flight ones past their lease. Under a backlog
 // it starts after the table's cursor (see cursor.go).
 func (t *Table) lockDue(ctx context.Context, tx Runner, p store.ClaimParams, status string, limit int) ([]store.Record, error) {
-	due := t.c.NextAttempt
-	if status == t.m.Statuses.InFlight {
-		due = t.c.LeaseUntil
-	}
+	due := t.dueColumn(status)
 	scope, scopeArgs := sqlbuild.ScopeWhereColumns(p.Scope, t.c.Tenant, t.c.Type)
 	key := t.cursorKey(status, p.Scope)
 	from, fromOK := t.cursors.get(key)
@@ -119,6 +119,44 @@ func (t *Table) lockDue(ctx context.Context, tx Runner, p store.ClaimParams, sta
 	return recs, err
 }
 
+// dueColumn is the time column that makes a row of status claimable: the
+// next attempt, or for the in-flight value the lease end.
+func (t *Table) dueColumn(status string) string {
+	if status == t.m.Statuses.InFlight {
+		return t.c.LeaseUntil
+	}
+	return t.c.NextAttempt
+}
+
+// Preview reads up to limit rows a claim would take (store.Previewer):
+// the due rows of each pending value in turn, then in-flight rows whose
+// lease ran out, each by its due time and id, without locks, writes or a
+// cursor. (A claim starts from another pending value each time, so that
+// neither starves, and under a backlog from its cursor; a preview always
+// starts from the first value and the oldest row.)
+func (t *Table) Preview(ctx context.Context, s store.Scope, limit int) ([]store.Record, error) {
+	var recs []store.Record
+	for _, status := range append(slices.Clone(t.m.Statuses.Pending), t.m.Statuses.InFlight) {
+		if len(recs) >= limit {
+			break
+		}
+		due := t.dueColumn(status)
+		scope, args := sqlbuild.ScopeWhereColumns(s, t.c.Tenant, t.c.Type)
+		q := "SELECT " + t.recordColumns(due) + " FROM " + t.quoted + " WHERE " + t.c.Status + " = ? AND " + due + " <= " +
+			t.now() + scope + " ORDER BY " + due + ", " + t.c.ID + " LIMIT ?"
+		rows, err := t.ts.db.QueryContext(ctx, t.rebind(q), append(append([]any{status}, args...), limit-len(recs))...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: preview %s: %w", t.ts.d.Name, t.name, err)
+		}
+		read, _, err := t.scanRecords(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: preview %s: %w", t.ts.d.Name, t.name, err)
+		}
+		recs = append(recs, read...)
+	}
+	return recs, nil
+}
+
 // recordColumns is what a claim reads of a row; due is the time column
 // that made it claimable (the record's DueFor).
 func (t *Table) recordColumns(due string) string {
@@ -130,10 +168,10 @@ func (t *Table) recordColumns(due string) string {
 	}
 	return c.ID + ", " + c.Type + ", " + or(c.Tenant, "''") + ", " + or(c.Key, "''") + ", " + or(c.Topic, "''") + ", " +
 		or(c.Headers, "''") + ", " + c.Payload + ", " + created + ", " + or(c.Attempts, "0") + ", " +
-		now + ", " + t.millis(due) + ", " + age + t.bodyColumns()
+		now + ", " + t.millis(due) + ", " + age + t.extraColumns()
 }
 
-// recordFields is how many columns recordColumns reads before the body's.
+// recordFields is how many columns recordColumns reads before extraColumns.
 const recordFields = 12
 
 // scanRecords reads and closes rows of recordColumns. It also returns
@@ -167,6 +205,7 @@ func (t *Table) scanRecords(rows *sql.Rows) ([]store.Record, position, error) {
 		}
 		t.fillEvent(&r, id, typ, tenant, key, topic)
 		ev.Headers, r.HeadersErr = sqlscan.DecodeHeaders(text(headers))
+		t.addHeaders(ev, values)
 		ev.CreatedAt = time.UnixMilli(created.Int64)
 		// The mapped counter counts failed publishes; a claim's record
 		// counts this one too, as Herald's attempts do.
@@ -216,7 +255,7 @@ func (t *Table) lease(ctx context.Context, tx Runner, p store.ClaimParams, recs 
 		recs[i].LeaseOwner = p.Owner
 		recs[i].AvailableAt = time.Now().Add(p.Lease)
 	}
-	q := "UPDATE " + t.quoted + " SET " + set + " WHERE " + c.ID + " IN (" + sqlbuild.Marks(len(ids)) + ")"
+	q := t.updateByID() + set + " WHERE " + c.ID + " IN (" + sqlbuild.Marks(len(ids)) + ")"
 	_, err := tx.ExecContext(ctx, t.rebind(q), append(args, sqlbuild.StringArgs(ids)...)...)
 	return err
 }

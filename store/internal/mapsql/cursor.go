@@ -102,15 +102,16 @@ func (t *Table) cursorKey(status string, scope store.Scope) string {
 	return status + "\x00" + fmt.Sprint(scope)
 }
 
-// learnCursor runs checkCursor once, before a table's first claim that
-// Check has not preceded; if the database does not answer, claims go on
-// without a cursor and the next one asks again.
-func (t *Table) learnCursor(ctx context.Context) {
-	if t.cursorChecked.Load() {
+// learnTable reads what claims need to know of the table (checkCursor,
+// learnOwnerWidth) once, before a table's first claim that Check has not
+// preceded; if the database does not answer, claims go on without and the
+// next one asks again.
+func (t *Table) learnTable(ctx context.Context) {
+	if t.tableLearned.Load() {
 		return
 	}
-	if t.checkCursor(ctx) == nil {
-		t.cursorChecked.Store(true)
+	if t.checkCursor(ctx) == nil && t.learnOwnerWidth(ctx) == nil {
+		t.tableLearned.Store(true)
 	}
 }
 
@@ -126,6 +127,5 @@ func (t *Table) checkCursor(ctx context.Context) error {
 		return fmt.Errorf("%s: check table %s: primary key: %w", d.Name, t.name, err)
 	}
 	t.ordersByID.Store(len(pk) == 1 && strings.EqualFold(pk[0], t.m.Columns.ID))
-	t.cursorChecked.Store(true)
 	return nil
 }

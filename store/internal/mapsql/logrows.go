@@ -69,15 +69,20 @@ func (lr *LogRows) Record(row map[string]any) store.Record {
 	}
 	r := store.Record{Status: store.StatusPending, Attempts: 1}
 	r.Event.Payload = []byte(text(v(m.Payload)))
+	// The body's columns, then the header columns', as a claim reads them.
+	var values []any
+	for _, col := range t.m.BodyColumns() {
+		values = append(values, v(col))
+	}
+	for _, name := range store.HeaderNames(t.m.HeaderColumns) {
+		values = append(values, v(t.m.HeaderColumns[name]))
+	}
 	if len(t.m.Body) > 0 {
-		values := make([]any, 0, len(lr.numeric))
-		for _, col := range t.m.BodyColumns() {
-			values = append(values, v(col))
-		}
 		r.Event.Payload, r.BodyErr = t.body(r.Event.Payload, values, lr.numeric)
 	}
 	t.fillEvent(&r, v(m.ID), v(m.Type), v(m.Tenant), v(m.Key), v(m.Topic))
 	r.Event.Headers, r.HeadersErr = sqlscan.DecodeHeaders(text(v(m.Headers)))
+	t.addHeaders(&r.Event, values)
 	r.Event.CreatedAt = logTime(v(m.CreatedAt))
 	r.ID = t.handles.add(claimedRow{eventID: r.Event.ID})
 	return r

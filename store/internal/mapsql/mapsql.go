@@ -68,6 +68,12 @@ type Dialect struct {
 	// for it to check that the index order it relies on holds.
 	Cursor     bool
 	PrimaryKey func(ctx context.Context, q Runner, table string) ([]string, error)
+	// PrimaryHint makes a statement find rows by primary key
+	// (" FORCE INDEX (PRIMARY)"), used where the id column is the key.
+	PrimaryHint string
+	// Widths returns the character widths of a table's bounded text
+	// columns, by lower-case name; nil where text has no width (SQLite).
+	Widths func(ctx context.Context, q Runner, table string) (map[string]int, error)
 }
 
 // Runner is a *sql.DB, *sql.Conn or *sql.Tx.
@@ -155,8 +161,11 @@ type Table struct {
 	// nextExpired is when a claim looks for expired leases next (Unix ns).
 	nextExpired atomic.Int64
 	// ordersByID says claims may use cursors (cursor.go); Check sets it.
-	ordersByID, cursorChecked atomic.Bool
-	cursors                   cursors
+	ordersByID, tableLearned atomic.Bool
+	cursors                  cursors
+	// ownerWidth is the lease owner column's width; 0: unbounded or not
+	// known (owner.go).
+	ownerWidth atomic.Int64
 }
 
 // quotedColumns are the mapped columns, quoted; "" for those not mapped.

@@ -160,10 +160,10 @@ func (t *Table) fence(f store.Fence, rows []claimedRow, idx []int) (string, []an
 // rare) does a second read find out which: see changedRows.
 func (t *Table) markAll(ctx context.Context, rows []claimedRow, held []int, f store.Fence, set *set) ([]bool, error) {
 	where, wargs := t.fence(f, rows, held)
-	q, args := "DELETE FROM "+t.quoted+where, wargs
+	q, args := t.deleteByID()+where, wargs
 	if set != nil {
 		clause, sargs := set.clause(held[0])
-		q, args = "UPDATE "+t.quoted+" SET "+clause+where, append(sargs, wargs...)
+		q, args = t.updateByID()+clause+where, append(sargs, wargs...)
 	}
 	var kept []bool
 	err := t.ts.autocommit(ctx, func(r Runner) error {
@@ -224,7 +224,7 @@ func (t *Table) markEach(ctx context.Context, rows []claimedRow, held []int, f s
 		for j, i := range held {
 			where, wargs := t.fence(f, rows, []int{i})
 			clause, sargs := set.clause(i)
-			res, err := tx.ExecContext(ctx, t.rebind("UPDATE "+t.quoted+" SET "+clause+where), append(sargs, wargs...)...)
+			res, err := tx.ExecContext(ctx, t.rebind(t.updateByID()+clause+where), append(sargs, wargs...)...)
 			if err != nil {
 				return err
 			}
@@ -237,6 +237,32 @@ func (t *Table) markEach(ctx context.Context, rows []claimedRow, held []int, f s
 		return nil
 	})
 	return kept, err
+}
+
+// updateByID and deleteByID begin statements that find their rows by
+// event id, through the primary key where the dialect can force it and
+// the id column is the key (ordersByID). Left alone, MariaDB's optimizer
+// may walk the status range of a (status, …) index instead when few rows
+// are in flight, which locks and reads entries other claims changed.
+func (t *Table) updateByID() string {
+	if h := t.primaryHint(); h != "" {
+		return "UPDATE " + t.quoted + h + " SET "
+	}
+	return "UPDATE " + t.quoted + " SET "
+}
+
+func (t *Table) deleteByID() string {
+	if h := t.primaryHint(); h != "" {
+		return "DELETE o FROM " + t.quoted + " AS o" + h // the form of DELETE that takes a hint
+	}
+	return "DELETE FROM " + t.quoted
+}
+
+func (t *Table) primaryHint() string {
+	if !t.ordersByID.Load() {
+		return ""
+	}
+	return t.ts.d.PrimaryHint
 }
 
 // queryIDs runs q and returns the event ids it reads.

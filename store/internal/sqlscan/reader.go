@@ -66,3 +66,20 @@ func (r Reader) Get(ctx context.Context, table, eventID string) (store.Record, e
 	}
 	return recs[0], nil
 }
+
+// Preview returns up to limit rows a claim would take, in its order
+// (store.Previewer), without locks: claimable rows by (available_at, id).
+func (r Reader) Preview(ctx context.Context, sc store.Scope, limit int) ([]store.Record, error) {
+	table, err := r.Quote(sc.Table)
+	if err != nil {
+		return nil, err
+	}
+	scope, scopeArgs := sqlbuild.ScopeWhere(sc, "")
+	recs, err := r.query(ctx, "SELECT "+RecordColumns("")+", "+r.Now+" FROM "+table+
+		" WHERE status IN ('pending', 'in_flight') AND available_at <= "+r.Now+scope+
+		" ORDER BY available_at, id LIMIT ?", append(scopeArgs, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: preview %s: %w", r.Name, sc.Table, err)
+	}
+	return store.Claimable(recs), nil
+}
