@@ -50,6 +50,10 @@ const (
 	// PostgreSQL a delete leaves the row's index entries to vacuum, where
 	// the mark's update writes new ones in every index).
 	OnDeliveredDelete OnDelivered = "delete"
+	// OnDeliveredLeave leaves them as they are, for the table's own
+	// retention to delete: only on a mapped table (docs/adopt.md), whose
+	// service's cleanup already does that.
+	OnDeliveredLeave OnDelivered = "leave"
 )
 
 // Retention is how long finished rows are kept. Zero keeps them forever.
@@ -119,7 +123,8 @@ type Lane struct {
 	// OnDead defaults to OnDeadPark.
 	OnDead OnDead `yaml:"on_dead"`
 	// OnDelivered defaults to OnDeliveredMark; OnDeliveredDelete only on a
-	// log lane (a polling lane deletes delivered rows by retention).
+	// log lane (a polling lane deletes delivered rows by retention),
+	// OnDeliveredLeave only on a log lane of a mapped table.
 	OnDelivered OnDelivered `yaml:"on_delivered"`
 	// Concurrency is the number of workers. Defaults to 1.
 	Concurrency int `yaml:"concurrency"`

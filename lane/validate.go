@@ -34,7 +34,10 @@ func (l Lane) Validate() error {
 	add("ordering", oneOf(string(l.Ordering), "", string(OrderingNone), string(OrderingKey)))
 	add("on_dead", oneOf(string(l.OnDead), "", string(OnDeadPark), string(OnDeadSkip)))
 	add("source", l.Source.Validate())
-	add("on_delivered", oneOf(string(l.OnDelivered), "", string(OnDeliveredMark), string(OnDeliveredDelete)))
+	add("on_delivered", oneOf(string(l.OnDelivered), "", string(OnDeliveredMark), string(OnDeliveredDelete), string(OnDeliveredLeave)))
+	if l.OnDelivered == OnDeliveredLeave && l.Mapping().IsZero() {
+		add("on_delivered", errLeaveUnmapped)
+	}
 	if l.OnDelivered == OnDeliveredDelete && l.Source != SourceLog {
 		add("on_delivered", errors.New("delete needs source: log; a polling lane deletes delivered rows with retention.delivered"))
 	}
@@ -74,9 +77,7 @@ func (l Lane) validateMapped(m store.Mapping) []error {
 	if l.Ordering == OrderingKey {
 		refuse("ordering", "key is not supported on a mapped table (columns) yet")
 	}
-	if l.Source == SourceLog {
-		refuse("source", "log is not supported on a mapped table (columns) yet")
-	}
+	errs = append(errs, l.validateMappedLog(m)...)
 	if l.FairTenants {
 		refuse("fair_tenants", "is not supported on a mapped table (columns) yet")
 	}

@@ -47,6 +47,7 @@ const (
 	OnDeadSkip          = lane.OnDeadSkip
 	OnDeliveredMark     = lane.OnDeliveredMark
 	OnDeliveredDelete   = lane.OnDeliveredDelete
+	OnDeliveredLeave    = lane.OnDeliveredLeave
 	SourcePoll          = lane.SourcePoll
 	SourceLog           = lane.SourceLog
 	StrategyExponential = lane.StrategyExponential

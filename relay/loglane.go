@@ -54,7 +54,8 @@ func newLogReader(lr store.LogReader, w *worker) *logReader {
 func (r *logReader) run(ctx context.Context) {
 	lane := r.w.lane
 	for ctx.Err() == nil {
-		st, err := r.lr.OpenLog(ctx, store.LogParams{Scope: lane.Scope(), Lane: lane.Name, Owner: r.owner, Lease: lane.Lease})
+		st, err := r.lr.OpenLog(ctx, store.LogParams{Scope: lane.Scope(), Lane: lane.Name, Owner: r.owner, Lease: lane.Lease,
+			LeaveDelivered: lane.OnDelivered == OnDeliveredLeave})
 		if err == nil {
 			r.standingBy, r.reportedErr = false, ""
 			r.w.log.Info("log reader active", slog.String("owner", r.owner))

@@ -98,6 +98,10 @@ type LogParams struct {
 	Owner string
 	// Lease is how long the lease lasts unless renewed.
 	Lease time.Duration
+	// LeaveDelivered leaves a mapped table's delivered rows in their
+	// pending status for the table's own retention (on_delivered: leave);
+	// without it Record marks them delivered (docs/adopt.md).
+	LeaveDelivered bool
 }
 
 // LogFailure is one log event handed over to the row path.

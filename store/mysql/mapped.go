@@ -76,3 +76,8 @@ func (s *Store) mappedTable(table string) *mapsql.Table {
 
 // Inspect implements store.Inspecting.
 func (s *Store) Inspect() store.Inspector { return s.mappedTables() }
+
+// Mapped returns table's mapping, or nil when it is Herald's own: the
+// binary log reader (store/mysql/binlog) reads and marks a mapped table's
+// rows through it.
+func (s *Store) Mapped(table string) *mapsql.Table { return s.mappedTable(table) }

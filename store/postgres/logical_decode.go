@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/loglane"
+	"github.com/heraldhq/herald/store/internal/mapsql"
 	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
@@ -24,6 +25,8 @@ type decoder struct {
 	rels   map[uint32]*pglogrepl.RelationMessage
 	types  *pgtype.Map
 	cols   []tupleColumn // insert's buffer, reused
+	// mapped builds the records of a mapped table (nil: Herald's own).
+	mapped *mapsql.LogRows
 }
 
 // event returns the record of an INSERT into the lane's table or of a
@@ -41,14 +44,26 @@ func (d *decoder) event(m pglogrepl.Message, sc store.Scope) (store.Record, bool
 		}
 		rec = d.rowRecord(rel, tupleColumns(m.Tuple))
 	case *pglogrepl.LogicalDecodingMessage:
-		if !m.Transactional || m.Prefix != d.prefix {
+		// A mapped table's events are its rows only: a message has no
+		// row its hand-over could write to.
+		if !m.Transactional || m.Prefix != d.prefix || d.mapped != nil {
 			return rec, false
 		}
 		rec = messageRecord(m)
 	default:
 		return rec, false
 	}
-	return rec, loglane.InScope(rec.Event, sc)
+	return rec, d.inScope(rec, sc)
+}
+
+// inScope applies the lane's filters to rec; a mapped table's record
+// left out gives its handle back.
+func (d *decoder) inScope(rec store.Record, sc store.Scope) bool {
+	in := loglane.InScope(rec.Event, sc)
+	if !in && d.mapped != nil && rec.ID != 0 {
+		d.mapped.Forget(rec)
+	}
+	return in
 }
 
 // tupleColumns is the columns of a tuple pglogrepl decoded.
@@ -66,6 +81,9 @@ func tupleColumns(t *pglogrepl.TupleData) []tupleColumn {
 // rowRecord reads an outbox row from its tuple, in binary or text format
 // (see pluginArgs), through pgx's codecs for the columns' types.
 func (d *decoder) rowRecord(rel *pglogrepl.RelationMessage, tuple []tupleColumn) store.Record {
+	if d.mapped != nil {
+		return d.mappedRecord(rel, tuple)
+	}
 	rec := store.Record{Status: store.StatusPending, Attempts: 1}
 	var headers string
 	var errs []error

@@ -19,6 +19,9 @@ func (s *Store) HandOver(ctx context.Context, table, lane string, fs []store.Log
 	if err := s.awaitVisible(ctx, rowTxns(fs)); err != nil {
 		return err
 	}
+	if t := s.mapped.Get(table); t != nil {
+		return s.handOverMapped(ctx, t, fs)
+	}
 	return s.logs.HandOver(ctx, table, lane, fs, handOverOne)
 }
 
@@ -99,6 +102,9 @@ func journalMarks(ctx context.Context, tx *sql.Tx, p store.LogParams, ds []store
 // the bulk statement did not settle are looked at again (settleMissed), so
 // that none leaves the journal unaccounted for.
 func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, deleteRows bool) (store.MarksApplied, error) {
+	if s.mapped.Get(table) != nil {
+		return store.MarksApplied{}, nil // marked as recorded (logical_mapped.go)
+	}
 	return s.logs.ApplyMarks(ctx, table, lane, func(ctx context.Context, tx *sql.Tx, q string) (store.MarksApplied, error) {
 		// Asynchronous commit as the polling lanes' marks: a crash can lose
 		// the transaction, journal row and marks together, never one alone.
@@ -196,5 +202,8 @@ SELECT (SELECT count(*) FROM upd), (SELECT count(*) FROM `+q+` t WHERE t.id = AN
 
 // HandedOverKeys lists the keys of scope with unfinished handed-over rows.
 func (s *Store) HandedOverKeys(ctx context.Context, lane string, sc store.Scope, parkOnDead bool) ([][2]string, error) {
+	if s.mapped.Get(sc.Table) != nil {
+		return nil, nil // a mapped lane is not ordered by key
+	}
 	return s.logs.HandedOverKeys(ctx, lane, sc, parkOnDead)
 }

@@ -17,6 +17,9 @@ import (
 // recorded its transaction: the row must be marked, journaled or handed
 // over by then.
 func (s *Store) Strays(ctx context.Context, lane string, sc store.Scope, probe store.StrayProbe, limit int) (store.StrayProbe, []int64, error) {
+	if s.mapped.Get(sc.Table) != nil {
+		return store.StrayProbe{}, nil, nil // none on a mapped table (logical_mapped.go)
+	}
 	return s.logs.Strays(ctx, lane, sc, probe, limit, s.handOverStrays, s.walInsertEnd)
 }
 

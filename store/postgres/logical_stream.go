@@ -85,6 +85,11 @@ func (st *logStream) open(ctx context.Context) error {
 	st.skipTo = st.confirmed()
 	st.dec = decoder{table: st.p.Table, prefix: MessagePrefix(st.p.Table), rels: map[uint32]*pglogrepl.RelationMessage{},
 		types: pgtype.NewMap()}
+	if t := st.s.mapped.Get(st.p.Table); t != nil {
+		if st.dec.mapped, err = t.LogRows(ctx); err != nil {
+			return err
+		}
+	}
 	st.lastStatus = time.Now()
 	return nil
 }
@@ -109,7 +114,7 @@ func (st *logStream) createSlot(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres store: slot %s: %w", st.slot, err)
 	}
-	if _, err := st.s.logs.HandOverBacklog(ctx, st.p, st.table); err != nil {
+	if _, err := st.handOverBacklog(ctx); err != nil {
 		return fmt.Errorf("postgres store: log lane %s: handing over the rows before the slot: %w", st.p.Lane, err)
 	}
 	if err := st.s.renewLease(ctx, st.p, uint64(start)); err != nil {
@@ -336,7 +341,7 @@ func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery
 		return err
 	}
 	err := st.pos.Record(ctx, end, st.s.inTx, func(tx *sql.Tx) error {
-		if err := journalMarks(ctx, tx, st.p, ds); err != nil {
+		if err := st.record(ctx, tx, ds); err != nil {
 			return fmt.Errorf("postgres store: journaling %d log events delivered: %w", len(ds), err)
 		}
 		return nil

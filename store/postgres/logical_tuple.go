@@ -6,7 +6,6 @@ import (
 	"github.com/jackc/pglogrepl"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/internal/loglane"
 )
 
 // tupleColumn is one column of a pgoutput tuple: its kind ('n' null, 'u'
@@ -34,7 +33,7 @@ func (d *decoder) insert(wal []byte, sc store.Scope) (rec store.Record, inScope,
 		return rec, false, true
 	}
 	rec = d.rowRecord(rel, cols)
-	return rec, loglane.InScope(rec.Event, sc), true
+	return rec, d.inScope(rec, sc), true
 }
 
 // splitInsert returns the relation id and the columns of an Insert

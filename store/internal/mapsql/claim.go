@@ -24,8 +24,8 @@ var ErrUnsupported = errors.New("not supported on a mapped table")
 // way take disjoint rows. The rows are then set in flight under the
 // claim's owner and token with a lease on the database clock.
 func (t *Table) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
-	if p.Ordered || p.HandedOver {
-		return nil, fmt.Errorf("%s: claim from %s: ordered and log lanes are %w", t.ts.d.Name, t.name, ErrUnsupported)
+	if p.Ordered {
+		return nil, fmt.Errorf("%s: claim from %s: ordered lanes are %w", t.ts.d.Name, t.name, ErrUnsupported)
 	}
 	if p.Limit <= 0 || p.Lease <= 0 {
 		return nil, fmt.Errorf("%s: claim from %s: limit %d and lease %v must be positive", t.ts.d.Name, t.name, p.Limit, p.Lease)
@@ -37,7 +37,11 @@ func (t *Table) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	var recs []store.Record
 	err := t.ts.inTx(ctx, func(tx Runner) error {
 		recs = nil
-		for _, status := range t.claimOrder(p.Lease) {
+		order := t.claimOrder
+		if p.HandedOver {
+			order = t.handedOverOrder // a log lane's workers (logrows.go)
+		}
+		for _, status := range order(p.Lease) {
 			room := p.Limit - len(recs)
 			if room == 0 {
 				break

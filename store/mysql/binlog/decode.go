@@ -45,8 +45,23 @@ func fieldType(col string) *querypb.Field {
 // rowRecord reads row i of an insert into the lane's table.
 func (st *logStream) rowRecord(tm *vtmysql.TableMap, rows *vtmysql.Rows, i int) store.Record {
 	rec := store.Record{Status: store.StatusPending, Attempts: 1}
-	row := rows.Rows[i]
 	var headers string
+	errs := st.cells(tm, rows, i, fieldType, func(name string, raw []byte) error {
+		return setColumn(&rec, &headers, name, raw)
+	})
+	rec.Event.Headers, rec.HeadersErr = sqlscan.DecodeHeaders(headers)
+	if err := errors.Join(errs...); err != nil {
+		rec.HeadersErr = fmt.Errorf("the row as decoded from the binary log: %w", err)
+	}
+	loglane.FinishRecord(&rec)
+	return rec
+}
+
+// cells decodes row i's values in column order, typed by field, and hands
+// each one not NULL to set with its column's name.
+func (st *logStream) cells(tm *vtmysql.TableMap, rows *vtmysql.Rows, i int,
+	field func(name string) *querypb.Field, set func(name string, raw []byte) error) []error {
+	row := rows.Rows[i]
 	var errs []error
 	pos, value := 0, 0
 	for c := 0; c < rows.DataColumns.Count(); c++ {
@@ -62,22 +77,17 @@ func (st *logStream) rowRecord(tm *vtmysql.TableMap, rows *vtmysql.Rows, i int) 
 		if null {
 			continue
 		}
-		v, n, err := vtbinlog.CellValue(row.Data, pos, tm.Types[c], tm.Metadata[c], fieldType(name), false)
+		v, n, err := vtbinlog.CellValue(row.Data, pos, tm.Types[c], tm.Metadata[c], field(name), false)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("column %d (%s): %w", c, name, err))
 			break // the rest of the row cannot be found
 		}
 		pos += n
-		if err := setColumn(&rec, &headers, name, v.Raw()); err != nil {
+		if err := set(name, v.Raw()); err != nil {
 			errs = append(errs, fmt.Errorf("column %s: %w", name, err))
 		}
 	}
-	rec.Event.Headers, rec.HeadersErr = sqlscan.DecodeHeaders(headers)
-	if err := errors.Join(errs...); err != nil {
-		rec.HeadersErr = fmt.Errorf("the row as decoded from the binary log: %w", err)
-	}
-	loglane.FinishRecord(&rec)
-	return rec
+	return errs
 }
 
 // setColumn stores one column's value in rec.

@@ -60,7 +60,11 @@ func (s *Store) firstPosition(ctx context.Context, p store.LogParams, table stri
 	if err != nil {
 		return pos, err
 	}
-	if _, err := s.logs.HandOverBacklog(ctx, p, table); err != nil {
+	handOver := func() (int64, error) { return s.logs.HandOverBacklog(ctx, p, table) }
+	if t := s.Mapped(p.Table); t != nil {
+		handOver = func() (int64, error) { return t.HandOverBacklog(ctx, p.Scope) }
+	}
+	if _, err := handOver(); err != nil {
 		return pos, fmt.Errorf("mysql store: log lane %s: handing over the rows before its first position: %w", p.Lane, err)
 	}
 	return pos, renewLeaseIn(ctx, s.DB(), p, pos)
@@ -74,6 +78,11 @@ func (st *logStream) open(ctx context.Context, pos position) error {
 		return err
 	}
 	st.cols, st.db = cols, st.s.cfg.DBName
+	if t := st.s.Mapped(st.p.Table); t != nil {
+		if st.mapped, err = t.LogRows(ctx); err != nil {
+			return err
+		}
+	}
 	st.cur, st.base, st.skipTo, st.readEnd = pos, pos.base(), pos.encode(), pos.encode()
 	st.pos.Start(pos.encode())
 	st.lastEvent = time.Now()

@@ -29,6 +29,9 @@ func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
 // HandOver writes failed (or parked) log events to their rows for the
 // lane's polling workers, in one transaction.
 func (s *Store) HandOver(ctx context.Context, table, lane string, fs []store.LogFailure) error {
+	if t := s.Mapped(table); t != nil {
+		return s.handOverMapped(ctx, t, fs)
+	}
 	return s.logs.HandOver(ctx, table, lane, fs, handOverOne)
 }
 
@@ -80,6 +83,9 @@ func journalMarks(ctx context.Context, tx *sql.Tx, p store.LogParams, ds []store
 // is written) instead of skipping its rows; rows it did not settle are
 // counted as settled another way or gone (countMissed).
 func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, deleteRows bool) (store.MarksApplied, error) {
+	if s.Mapped(table) != nil {
+		return store.MarksApplied{}, nil // marked as recorded (mapped.go)
+	}
 	return s.logs.ApplyMarks(ctx, table, lane, func(ctx context.Context, tx *sql.Tx, q string) (store.MarksApplied, error) {
 		return applyMarks(ctx, tx, q, lane, limit, deleteRows)
 	})
@@ -202,5 +208,8 @@ func takeMarks(ctx context.Context, tx *sql.Tx, lane string, limit int) ([]int64
 
 // HandedOverKeys lists the keys of scope with unfinished handed-over rows.
 func (s *Store) HandedOverKeys(ctx context.Context, lane string, sc store.Scope, parkOnDead bool) ([][2]string, error) {
+	if s.Mapped(sc.Table) != nil {
+		return nil, nil // a mapped lane is not ordered by key
+	}
 	return s.logs.HandedOverKeys(ctx, lane, sc, parkOnDead)
 }

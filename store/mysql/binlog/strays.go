@@ -17,6 +17,9 @@ import (
 // recorded position reaches that end, the stream has read, published and
 // recorded it.
 func (s *Store) Strays(ctx context.Context, lane string, sc store.Scope, probe store.StrayProbe, limit int) (store.StrayProbe, []int64, error) {
+	if s.Mapped(sc.Table) != nil {
+		return store.StrayProbe{}, nil, nil // none on a mapped table (mapped.go)
+	}
 	return s.logs.Strays(ctx, lane, sc, probe, limit, s.handOverStrays, func(ctx context.Context) (uint64, error) {
 		end, err := s.currentPosition(ctx)
 		return end.encode(), err

@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/loglane"
+	"github.com/heraldhq/herald/store/internal/mapsql"
 )
 
 // logStream is one lane's binlog dump.
@@ -22,7 +23,9 @@ type logStream struct {
 	table string // quoted
 	db    string // the DSN's database, where the table is
 	cols  []string
-	conn  *vtmysql.Conn
+	// mapped builds the records of a mapped table (nil: Herald's own).
+	mapped *mapsql.LogRows
+	conn   *vtmysql.Conn
 	// events is fed by readEvents until stop closes.
 	events chan event
 	stop   chan struct{}
@@ -189,9 +192,17 @@ func (st *logStream) writeRows(ev vtmysql.BinlogEvent) error {
 		return fmt.Errorf("mysql store: binlog rows of %s: %w", st.p.Table, err)
 	}
 	for i := range rows.Rows {
-		rec := st.rowRecord(tm, &rows, i)
-		if inScope(rec, st.p.Scope) {
+		var rec store.Record
+		if st.mapped != nil {
+			rec = st.mappedRecord(tm, &rows, i)
+		} else {
+			rec = st.rowRecord(tm, &rows, i)
+		}
+		switch {
+		case inScope(rec, st.p.Scope):
 			st.tx = append(st.tx, rec)
+		case st.mapped != nil:
+			st.mapped.Forget(rec)
 		}
 	}
 	return nil
@@ -236,7 +247,7 @@ func (st *logStream) keepAlive(ctx context.Context) error {
 // end in herald_log_lanes, fenced by the lease, in one transaction.
 func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery) error {
 	return st.pos.Record(ctx, end, st.s.inTx, func(tx *sql.Tx) error {
-		if err := journalMarks(ctx, tx, st.p, ds); err != nil {
+		if err := st.record(ctx, tx, ds); err != nil {
 			return fmt.Errorf("mysql store: journaling %d log events delivered: %w", len(ds), err)
 		}
 		return nil
