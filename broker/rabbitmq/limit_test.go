@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -59,7 +60,9 @@ func TestPayloadLimitFromServer(t *testing.T) {
 	}
 	at := message("nowhere", "", 0)
 	at.Event.Payload = make([]byte, limit)
-	if res := publish(p, at); res[0].Err != nil {
+	// A message of the server's limit (128 MiB) takes seconds to send on
+	// a loaded machine: the large publishes get a minute.
+	if res := publishWithin(p, time.Minute, at); res[0].Err != nil {
 		t.Fatalf("a payload of exactly the limit: %v", res[0].Err)
 	}
 	over := message("nowhere", "", 0)
@@ -70,7 +73,7 @@ func TestPayloadLimitFromServer(t *testing.T) {
 	}
 
 	loose := newPublisher(t, Config{URL: testURL(testAddr), Exchange: f.exchange, AllowUnroutable: true, MaxPayload: limit + 1<<20})
-	res = publish(loose, over, message("nowhere", "", 1))
+	res = publishWithin(loose, time.Minute, over, message("nowhere", "", 1))
 	if err := res[0].Err; !herald.IsPermanent(err) || !errors.Is(err, herald.ErrPayloadTooLarge) ||
 		!strings.Contains(err.Error(), strconv.Itoa(limit)) {
 		t.Errorf("one byte over, refused by the server: %v, want a permanent ErrPayloadTooLarge naming %d", err, limit)

@@ -111,7 +111,12 @@ func message(dest, key string, n int) broker.Message {
 }
 
 func publish(p *Publisher, msgs ...broker.Message) []broker.Result {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	return publishWithin(p, 5*time.Second, msgs...)
+}
+
+// publishWithin publishes msgs with a deadline of d.
+func publishWithin(p *Publisher, d time.Duration, msgs ...broker.Message) []broker.Result {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	return p.Publish(ctx, msgs)
 }
