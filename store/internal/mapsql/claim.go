@@ -103,7 +103,11 @@ func (t *Table) lockDue(ctx context.Context, tx Runner, p store.ClaimParams, sta
 		order += ", " + t.c.ID
 	}
 	if fromOK {
-		scope += " AND " + due + " >= ? AND (" + due + " > ? OR " + t.c.ID + " > ?)"
+		// The form the range optimizer turns into two index ranges, (status,
+		// due > d) and (status, due = d, id > i): InnoDB's secondary entries
+		// end with the primary key. "due >= d AND (…)" walked every entry
+		// of the cursor's own due time, a whole insert batch's.
+		scope += " AND (" + due + " > ? OR " + due + " = ? AND " + t.c.ID + " > ?)"
 		args = append(args, from.due, from.due, from.id)
 	}
 	q := "SELECT " + t.recordColumns(due) + " FROM " + t.quoted + " WHERE " + t.c.Status + " = ? AND " + due + " <= " + t.now() +
