@@ -110,7 +110,11 @@ func (t *Table) lockDue(ctx context.Context, tx Runner, p store.ClaimParams, sta
 		scope += " AND (" + due + " > ? OR " + due + " = ? AND " + t.c.ID + " > ?)"
 		args = append(args, from.due, from.due, from.id)
 	}
-	q := "SELECT " + t.recordColumns(due) + " FROM " + t.quoted + " WHERE " + t.c.Status + " = ? AND " + due + " <= " + t.now() +
+	table := t.quoted
+	if ix, _ := t.claimIndex.Load().(string); key != "" && ix != "" {
+		table += " FORCE INDEX (" + t.ts.d.Quote(ix) + ")"
+	}
+	q := "SELECT " + t.recordColumns(due) + " FROM " + table + " WHERE " + t.c.Status + " = ? AND " + due + " <= " + t.now() +
 		scope + " ORDER BY " + order + " LIMIT ?" + t.ts.d.Lock
 	rows, err := tx.QueryContext(ctx, t.rebind(q), append(args, limit)...)
 	if err != nil {

@@ -127,5 +127,25 @@ func (t *Table) checkCursor(ctx context.Context) error {
 		return fmt.Errorf("%s: check table %s: primary key: %w", d.Name, t.name, err)
 	}
 	t.ordersByID.Store(len(pk) == 1 && strings.EqualFold(pk[0], t.m.Columns.ID))
+	ixs, err := t.ts.readIndexes(ctx, t.name)
+	if err != nil {
+		return fmt.Errorf("%s: check table %s: indexes: %w", d.Name, t.name, err)
+	}
+	t.claimIndex.Store(dueIndex(ixs, t.m.Columns))
 	return nil
+}
+
+// dueIndex names the first index that starts with (status, next_attempt),
+// "" when there is none. Claims force it on MySQL/MariaDB: left alone, the
+// optimizer reads such an index by status alone ("ref") and filters the
+// rest, walking every entry of the status from its start, so a cursor
+// saves nothing; forced, the cursor's condition is an index range.
+func dueIndex(ixs []store.IndexInfo, c store.Columns) string {
+	for _, ix := range ixs {
+		if len(ix.Columns) >= 2 && ix.Columns[0] == strings.ToLower(c.Status) &&
+			ix.Columns[1] == strings.ToLower(c.NextAttempt) {
+			return ix.Name
+		}
+	}
+	return ""
 }

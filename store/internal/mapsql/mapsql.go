@@ -162,7 +162,10 @@ type Table struct {
 	nextExpired atomic.Int64
 	// ordersByID says claims may use cursors (cursor.go); Check sets it.
 	ordersByID, tableLearned atomic.Bool
-	cursors                  cursors
+	// claimIndex is the (status, next_attempt) index claims force where
+	// cursors are used ("" for none; cursor.go).
+	claimIndex atomic.Value
+	cursors    cursors
 	// ownerWidth is the lease owner column's width; 0: unbounded or not
 	// known (owner.go).
 	ownerWidth atomic.Int64
