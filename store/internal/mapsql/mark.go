@@ -165,26 +165,22 @@ func (t *Table) markAll(ctx context.Context, rows []claimedRow, held []int, f st
 		clause, sargs := set.clause(held[0])
 		q, args = t.updateByID()+clause+where, append(sargs, wargs...)
 	}
-	var kept []bool
+	var n int64
 	err := t.ts.autocommit(ctx, func(r Runner) error {
 		res, err := r.ExecContext(ctx, t.rebind(q), args...)
-		if err != nil {
-			return err
+		if err == nil {
+			n, err = res.RowsAffected()
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		kept = make([]bool, len(held))
-		if int(n) == len(held) {
-			for j := range kept {
-				kept[j] = true
-			}
-			return nil
-		}
-		if n == 0 {
-			return nil
-		}
+		return err
+	})
+	if err != nil || int(n) == len(held) || n == 0 {
+		return slices.Repeat([]bool{n > 0}, len(held)), err
+	}
+	// The read runs after the statement committed, in a retry of its own:
+	// retried together, a statement that had gone through would change
+	// nothing the second time and report every row lost.
+	var kept []bool
+	err = t.ts.autocommit(ctx, func(r Runner) error {
 		kept, err = t.changedRows(ctx, r, rows, held, f, set)
 		return err
 	})
