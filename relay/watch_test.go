@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/postgres"
 	"github.com/heraldhq/herald/store/sqlite"
 )
 
@@ -133,28 +132,4 @@ func (e *env) watchClaimsOnly() *claimsOnly {
 	w := &claimsOnly{Store: e.store}
 	e.store = w
 	return w
-}
-
-// watchedPostgres is a PostgreSQL store whose claims are recorded, with
-// its wakeups (store.Waker) but without its peeks: its idle workers look
-// only when woken or at poll_interval.
-type watchedPostgres struct {
-	store.Store
-	waker store.Waker
-	looks
-}
-
-func newWatchedPostgres(s *postgres.Store) *watchedPostgres {
-	return &watchedPostgres{Store: s, waker: s}
-}
-
-// Wakeups is the store's own.
-func (s *watchedPostgres) Wakeups(ctx context.Context, table string) (<-chan struct{}, error) {
-	return s.waker.Wakeups(ctx, table)
-}
-
-func (s *watchedPostgres) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
-	recs, err := s.Store.Claim(ctx, p)
-	s.sawClaim(p.Owner, len(recs), err)
-	return recs, err
 }

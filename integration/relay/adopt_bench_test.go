@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/internal/testenv"
+	. "github.com/heraldhq/herald/relay"
 )
 
 // BenchmarkAdoptDrain drains b.N events of 1 KiB from a mapped

@@ -11,6 +11,7 @@ import (
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/rocketmq"
 	"github.com/heraldhq/herald/broker/rocketmq/rmqfake"
+	. "github.com/heraldhq/herald/relay"
 )
 
 // walletHeaders carry the wallet row's ids and asset as message headers,

@@ -11,6 +11,7 @@ import (
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/natsembed"
+	. "github.com/heraldhq/herald/relay"
 )
 
 // nopPublisher accepts everything at once: a relay with it measures the

@@ -23,6 +23,8 @@ import (
 	"github.com/heraldhq/herald/broker/redis"
 	"github.com/heraldhq/herald/broker/webhook"
 	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/testenv/rabbitenv"
+	. "github.com/heraldhq/herald/relay"
 )
 
 // Rule: a redis-server of the test's own, stopped for 15s under a lane
@@ -242,7 +244,7 @@ func TestBrokerRefusingOneEventKeepsBreakerClosed(t *testing.T) {
 // Rule: a RabbitMQ node of the test's own, stopped for 15s and started
 // again on the same port and data, costs no event.
 func TestBrokerDownRabbitMQ(t *testing.T) {
-	node := testenv.StartRabbitNode(t)
+	node := rabbitenv.StartRabbitNode(t)
 	const exchange, queue = "herald.down", "herald.down"
 	declareRabbitQueue(t, node.URL(), exchange, queue)
 	p, err := rabbitmq.New(context.Background(), rabbitmq.Config{URL: node.URL(), Exchange: exchange,

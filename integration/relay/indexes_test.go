@@ -12,6 +12,7 @@ import (
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/memory"
 	"github.com/heraldhq/herald/internal/testenv"
+	. "github.com/heraldhq/herald/relay"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/mysql"
 )

@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/natsembed"
+	. "github.com/heraldhq/herald/relay"
 )
 
 // flaky fails a share of messages before they reach the real publisher.

@@ -16,7 +16,8 @@ import (
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/natsembed"
 	"github.com/heraldhq/herald/broker/rabbitmq"
-	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/testenv/rabbitenv"
+	. "github.com/heraldhq/herald/relay"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -273,7 +274,7 @@ func streamLen(t *testing.T, url, stream string) int {
 // Rule: a RabbitMQ server stopped mid-run and started again on the same
 // port and data directory loses no event and kills none.
 func TestOutageRabbitMQ(t *testing.T) {
-	node := testenv.StartRabbitNode(t)
+	node := rabbitenv.StartRabbitNode(t)
 	const exchange, queue = "herald.outage", "herald.outage"
 	declareRabbitQueue(t, node.URL(), exchange, queue)
 	p, err := rabbitmq.New(context.Background(), rabbitmq.Config{URL: node.URL(), Exchange: exchange,

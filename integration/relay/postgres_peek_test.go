@@ -8,6 +8,7 @@ import (
 
 	"github.com/heraldhq/herald/broker/memory"
 	"github.com/heraldhq/herald/internal/testenv"
+	. "github.com/heraldhq/herald/relay"
 	"github.com/heraldhq/herald/store/postgres"
 )
 

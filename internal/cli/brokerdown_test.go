@@ -19,6 +19,7 @@ import (
 	"github.com/heraldhq/herald/broker/natsembed"
 	"github.com/heraldhq/herald/broker/rocketmq/rmqfake"
 	"github.com/heraldhq/herald/internal/testenv"
+	"github.com/heraldhq/herald/internal/testenv/rabbitenv"
 )
 
 // adminAddr waits for `herald run`'s admin address in its output.
@@ -122,7 +123,7 @@ func downWebhook(t *testing.T) downBroker {
 }
 
 func downRabbitMQ(t *testing.T) downBroker {
-	node := testenv.NewRabbitNode(t)
+	node := rabbitenv.NewRabbitNode(t)
 	return downBroker{yaml: fmt.Sprintf("{type: rabbitmq, url: %q, allow_unroutable: true, dial_timeout: 200ms}", node.URL()),
 		up: func(t *testing.T) { node.Start(t) }, refused: true}
 }

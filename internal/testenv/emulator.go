@@ -91,7 +91,7 @@ func (e Emulator) Start(t testing.TB) *Server {
 	}
 	var stderr strings.Builder
 	s.cmd.Stderr = &stderr
-	orphanGuard(s.cmd)
+	OrphanGuard(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", e.Name, err)
 	}
@@ -127,9 +127,9 @@ func (e Emulator) find() (string, error) {
 		return "", err
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
-		if fileExists(filepath.Join(dir, "go.mod")) {
+		if FileExists(filepath.Join(dir, "go.mod")) {
 			pkg := filepath.Join(dir, e.Dir())
-			if !fileExists(filepath.Join(pkg, "package.json")) {
+			if !FileExists(filepath.Join(pkg, "package.json")) {
 				return "", fmt.Errorf("no %s", pkg)
 			}
 			return pkg, nil

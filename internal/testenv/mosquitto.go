@@ -79,7 +79,7 @@ func (m *Mosquitto) URL() string { return "tcp://" + m.Addr }
 func (m *Mosquitto) Start(t testing.TB) {
 	t.Helper()
 	m.cmd = exec.Command(m.bin, "-c", filepath.Join(m.dir, "mosquitto.conf"))
-	orphanGuard(m.cmd)
+	OrphanGuard(m.cmd)
 	if err := m.cmd.Start(); err != nil {
 		t.Fatalf("start mosquitto: %v", err)
 	}

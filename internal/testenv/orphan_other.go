@@ -4,5 +4,5 @@ package testenv
 
 import "os/exec"
 
-// orphanGuard does nothing here: only Linux has a parent-death signal.
-func orphanGuard(*exec.Cmd) {}
+// OrphanGuard does nothing here: only Linux has a parent-death signal.
+func OrphanGuard(*exec.Cmd) {}

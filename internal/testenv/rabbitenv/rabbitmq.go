@@ -1,9 +1,11 @@
-package testenv
+// Package rabbitenv starts RabbitMQ servers of a test's own. It is apart
+// from testenv so that only the tests that need a RabbitMQ node load the
+// AMQP client (a test of store/mysql, say, does not).
+package rabbitenv
 
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/testenv"
 )
 
 // debianRabbitScripts holds the unwrapped RabbitMQ scripts of the Debian
@@ -57,32 +60,16 @@ func NewRabbitNode(t testing.TB) *RabbitNode {
 	t.Helper()
 	bin, err := exec.LookPath("rabbitmq-server")
 	if err != nil {
-		Unavailable(t, "rabbitmq-server is not on PATH", err)
+		testenv.Unavailable(t, "rabbitmq-server is not on PATH", err)
 	}
-	if direct := filepath.Join(debianRabbitScripts, "rabbitmq-server"); fileExists(direct) {
+	if direct := filepath.Join(debianRabbitScripts, "rabbitmq-server"); testenv.FileExists(direct) {
 		bin = direct
 	}
 	n := &RabbitNode{bin: bin, dir: t.TempDir(), name: "herald-test-" + herald.NewID() + "@localhost",
-		port: FreePort(t), distPort: FreePort(t)}
+		port: testenv.FreePort(t), distPort: testenv.FreePort(t)}
 	n.writeConfig(t)
 	t.Cleanup(func() { n.Stop(t) })
 	return n
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-// FreePort returns a loopback port that was free a moment ago.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // URL is the node's AMQP URL; from this call on its port stays.
@@ -149,7 +136,7 @@ func (n *RabbitNode) Start(t testing.TB) {
 			t.Fatalf("rabbitmq node %s on port %d: %v\n%s", n.name, n.port, err, n.console.String())
 		}
 		t.Logf("rabbitmq node %s: port %d or %d taken meanwhile; booting on new ports", n.name, n.port, n.distPort)
-		n.port, n.distPort = FreePort(t), FreePort(t)
+		n.port, n.distPort = testenv.FreePort(t), testenv.FreePort(t)
 		n.writeConfig(t)
 	}
 }
@@ -162,7 +149,7 @@ func (n *RabbitNode) boot(t testing.TB) error {
 	cmd := exec.Command(n.bin)
 	cmd.Dir, cmd.Env = n.dir, n.env()
 	cmd.Stdout, cmd.Stderr = &n.console, &n.console
-	orphanGuard(cmd)
+	testenv.OrphanGuard(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start rabbitmq-server: %v", err)
 	}
