@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/heraldhq/herald/broker/internal/benchpub"
+	"github.com/heraldhq/herald/internal/benchpub"
 	"github.com/heraldhq/herald/internal/testenv"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/heraldhq/herald/broker/internal/benchpub"
+	"github.com/heraldhq/herald/internal/benchpub"
 )
 
 // BenchmarkPublish measures batch throughput (confirms, mandatory,

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/heraldhq/herald/broker/internal/benchpub"
+	"github.com/heraldhq/herald/internal/benchpub"
 )
 
 // BenchmarkPublish measures batch throughput against the Redis server,

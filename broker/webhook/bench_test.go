@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/heraldhq/herald/broker/internal/benchpub"
+	"github.com/heraldhq/herald/internal/benchpub"
 )
 
 // BenchmarkPublish measures batch throughput against a loopback receiver
