@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/heraldhq/herald/broker/internal/benchpub"
+	. "github.com/heraldhq/herald/broker/kafka"
+	"github.com/heraldhq/herald/internal/benchpub"
 )
 
 // BenchmarkPublish measures batch throughput against an in-process kfake

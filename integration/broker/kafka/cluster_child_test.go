@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	. "github.com/heraldhq/herald/broker/kafka"
 	"github.com/heraldhq/herald/internal/clustertest"
 	"github.com/heraldhq/herald/projector/projectortest"
 )

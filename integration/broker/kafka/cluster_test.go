@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	. "github.com/heraldhq/herald/broker/kafka"
 	"github.com/heraldhq/herald/internal/clustertest"
 	"github.com/heraldhq/herald/projector/projectortest"
 	"github.com/heraldhq/herald/relay"

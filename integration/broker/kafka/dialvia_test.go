@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/heraldhq/herald/broker"
+	. "github.com/heraldhq/herald/broker/kafka"
 	"github.com/heraldhq/herald/internal/faultproxy"
 )
 

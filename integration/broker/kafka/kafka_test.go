@@ -17,6 +17,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker"
 	"github.com/heraldhq/herald/broker/brokertest"
+	. "github.com/heraldhq/herald/broker/kafka"
 )
 
 func TestMain(m *testing.M) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/broker/brokertest"
+	. "github.com/heraldhq/herald/broker/kafka"
 )
 
 func TestTail(t *testing.T) {
