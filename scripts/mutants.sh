@@ -51,7 +51,7 @@ mutant breaker-charges-attempt "the breaker costs no attempt: an unanswered roun
   ./relay '^TestBrokerStateIsStored$'
 mutant release-keeps-attempt "the breaker costs no attempt: a release gives the claim's attempt back (attempts on the rows)" \
   store/sqlite/mark.go 'attempts = MAX(attempts - 1, 0)' 'attempts = attempts' \
-  ./relay '^(TestBrokerStateIsStored|TestBrokerDownAtStartNATS|TestBrokerDownNATS)$'
+  ./integration/relay '^(TestBrokerDownAtStartNATS|TestBrokerDownNATS)$'
 mutant projection-reapplies-done "projection exactly once: a done event is not applied again" \
   store/internal/projsql/projsql.go 'case store.ProjectionDone, store.ProjectionDead:' 'case store.ProjectionDead:' \
   ./projector '^TestFiveConcurrentDeliveries$'
