@@ -12,6 +12,7 @@ import (
 	"github.com/heraldhq/herald/broker/redis"
 	"github.com/heraldhq/herald/broker/rocketmq"
 	"github.com/heraldhq/herald/broker/webhook"
+	. "github.com/heraldhq/herald/config"
 )
 
 func TestDefaultsAreValid(t *testing.T) {

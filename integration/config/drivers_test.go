@@ -9,6 +9,7 @@ import (
 	"github.com/heraldhq/herald/broker/kafka"
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/stdout"
+	. "github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/drivers"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/mysql"

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/store"
 )
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/broker/nats"
 	"github.com/heraldhq/herald/broker/stdout"
+	. "github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/store/mysql/binlog"
 )
 
@@ -45,7 +46,7 @@ func TestFileMergesOverDefaults(t *testing.T) {
 	t.Run("own broker and lanes start no embedded server", func(t *testing.T) {
 		f := mustParse(t, "brokers:\n  events: {type: stdout}\nlanes:\n  - {name: a, destination: x}\n")
 		if _, ok := f.Brokers["default"]; ok || f.Lanes[0].Broker != "events" {
-			t.Fatalf("brokers %v, lane broker %q", sortedKeys(f.Brokers), f.Lanes[0].Broker)
+			t.Fatalf("brokers %v, lane broker %q", f.Brokers, f.Lanes[0].Broker)
 		}
 	})
 	t.Run("a broker that names its type replaces the default", func(t *testing.T) {

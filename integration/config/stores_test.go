@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	. "github.com/heraldhq/herald/config"
 	"strings"
 	"testing"
 )
@@ -121,7 +122,7 @@ func TestProjectionNamesItsStore(t *testing.T) {
 		t.Fatalf("ForStore projections: pg %+v, default %+v", pg.Projections, def.Projections)
 	}
 	a, _ := f.ForStore("a")
-	if len(a.Projections) != 1 || a.projectionIndex(0) != 1 {
-		t.Fatalf("store a's projection q is projections[%d] of the file, want projections[1]", a.projectionIndex(0))
+	if len(a.Projections) != 1 || a.ProjectionPath(0) != "projections[1]" {
+		t.Fatalf("store a's projection q is %s of the file, want projections[1]", a.ProjectionPath(0))
 	}
 }
