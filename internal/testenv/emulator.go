@@ -127,7 +127,7 @@ func (e Emulator) find() (string, error) {
 		return "", err
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
-		if FileExists(filepath.Join(dir, "go.mod")) {
+		if isMainModule(dir) {
 			pkg := filepath.Join(dir, e.Dir())
 			if !FileExists(filepath.Join(pkg, "package.json")) {
 				return "", fmt.Errorf("no %s", pkg)
@@ -135,9 +135,17 @@ func (e Emulator) find() (string, error) {
 			return pkg, nil
 		}
 		if filepath.Dir(dir) == dir {
-			return "", errors.New("no go.mod above the working directory")
+			return "", errors.New("no go.mod of module github.com/heraldhq/herald above the working directory")
 		}
 	}
+}
+
+// isMainModule reports whether dir holds Herald's main go.mod, under which
+// .tools is (a test of the integration module runs a directory below its
+// own go.mod).
+func isMainModule(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	return err == nil && strings.HasPrefix(string(data), "module github.com/heraldhq/herald\n")
 }
 
 func (s *Server) stop() {
