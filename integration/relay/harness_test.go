@@ -29,7 +29,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, testenv.LeakOptions()...)
 }
 
-// env is one test's SQLite store, outbox table and in-memory broker.
+// env is one test's SQLite store, outbox table and in-memory broker: the
+// harness of relay/harness_test.go, which the tests here share (relay's
+// own tests are internal to the package, so they cannot import one).
 type env struct {
 	t     testing.TB
 	store store.Store
@@ -197,12 +199,4 @@ func (e *env) get(id string) store.Record {
 		e.t.Fatalf("get %s: %v", id, err)
 	}
 	return rec
-}
-
-// waitCtx runs f under a context that ends after timeout.
-func waitCtx(t *testing.T, timeout time.Duration, f func(ctx context.Context) error) error {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return f(ctx)
 }
