@@ -148,3 +148,53 @@ func TestAdoptIdleLaneSeesServiceInserts(t *testing.T) {
 		})
 	}
 }
+
+// Rule: on PostgreSQL a mapped claim and a batch mark commit without
+// waiting for their WAL flush (they carry synchronous_commit off) for
+// their own transaction only: the session they ran on keeps its setting,
+// so the service's writes on a shared pool stay as durable as it set them.
+func TestAdoptClaimKeepsSessionSettings(t *testing.T) {
+	db := adoptDBs[slices.IndexFunc(adoptDBs, func(d adoptDB) bool { return d.name == "PostgreSQL" })]
+	w := newWallet(t, db)
+	ctx := context.Background()
+	if err := store.MapTable(w.store, w.table, walletMapping); err != nil {
+		t.Fatal(err)
+	}
+	w.insert("sync", "WalletGiftDebited", walletUsers, 3)
+	pool := w.store.DB()
+	pool.SetMaxOpenConns(1) // every statement below on one session
+	setting := func() string {
+		var v string
+		if err := pool.QueryRow("SELECT current_setting('synchronous_commit')").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := setting()
+	if before == "off" {
+		t.Skip("the server's own default is synchronous_commit off: nothing to tell apart")
+	}
+	recs, err := w.store.Claim(ctx, store.ClaimParams{Scope: store.Scope{Table: w.table}, Owner: "node/wallet-01",
+		Token: 7, Lease: time.Minute, Limit: 3})
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("claim: %d rows, %v; want 3", len(recs), err)
+	}
+	if got := setting(); got != before {
+		t.Fatalf("after a claim the session's synchronous_commit is %q, want %q", got, before)
+	}
+	ds := make([]store.Delivery, len(recs))
+	for i, r := range recs {
+		ds[i] = store.Delivery{ID: r.ID}
+	}
+	if lost, err := w.store.Complete(ctx, store.Fence{Table: w.table, Token: 7}, ds); err != nil || len(lost) > 0 {
+		t.Fatalf("complete: lost %v, %v", lost, err)
+	}
+	if got := setting(); got != before {
+		t.Fatalf("after a mark the session's synchronous_commit is %q, want %q", got, before)
+	}
+	for id, r := range w.rows() {
+		if r.status != "delivered" {
+			t.Errorf("row %s is %+v, want delivered", id, r)
+		}
+	}
+}

@@ -36,6 +36,10 @@ WHERE t.relnamespace = current_schema()::regnamespace AND t.relname = $1 ORDER B
 	IsInteger:  func(typ string) bool { return typ == "smallint" || typ == "integer" || typ == "bigint" },
 	IsDatetime: func(typ string) bool { return typ == "timestamp with time zone" },
 	Retry:      retryLoop,
+	Returning:  true,
+	// As the store's own claims and marks (asyncCommit), set for the
+	// statement's own transaction only.
+	NoSync: "set_config('synchronous_commit', 'off', true)",
 	Widths: func(ctx context.Context, q mapsql.Runner, table string) (map[string]int, error) {
 		return mapsql.ReadWidths(ctx, q, `SELECT column_name, character_maximum_length FROM information_schema.columns
   WHERE table_schema = current_schema() AND table_name = $1 AND character_maximum_length IS NOT NULL`, table)

@@ -34,14 +34,32 @@ func (t *Table) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 	if err := t.ownerFits(t.owner(p.Owner, p.Token)); err != nil {
 		return nil, fmt.Errorf("%s: claim from %s: %w", t.ts.d.Name, t.name, err)
 	}
+	order := t.claimOrder
+	if p.HandedOver {
+		order = t.handedOverOrder // a log lane's workers (logrows.go)
+	}
+	recs, err := t.claimRows(ctx, p, order(p.Lease))
+	if err != nil {
+		return nil, fmt.Errorf("%s: claim from %s: %w", t.ts.d.Name, t.name, err)
+	}
+	owner := t.owner(p.Owner, p.Token)
+	for i := range recs {
+		recs[i].ID = t.handles.add(claimedRow{eventID: recs[i].Event.ID, owner: owner})
+	}
+	return recs, nil
+}
+
+// claimRows locks and leases the rows of a claim: in one statement where
+// the database returns what an UPDATE changed (returning.go), else a read
+// of each status value's due rows, then the lease, in one transaction.
+func (t *Table) claimRows(ctx context.Context, p store.ClaimParams, order []string) ([]store.Record, error) {
+	if t.ts.d.Returning {
+		return t.claimReturning(ctx, p, order)
+	}
 	var recs []store.Record
-	err := t.ts.inTx(ctx, func(tx Runner) error {
+	err := t.ts.inClaimTx(ctx, p.Lease, func(tx ClaimRunner) error {
 		recs = nil
-		order := t.claimOrder
-		if p.HandedOver {
-			order = t.handedOverOrder // a log lane's workers (logrows.go)
-		}
-		for _, status := range order(p.Lease) {
+		for _, status := range order {
 			room := p.Limit - len(recs)
 			if room == 0 {
 				break
@@ -54,14 +72,7 @@ func (t *Table) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 		}
 		return t.lease(ctx, tx, p, recs)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: claim from %s: %w", t.ts.d.Name, t.name, err)
-	}
-	owner := t.owner(p.Owner, p.Token)
-	for i := range recs {
-		recs[i].ID = t.handles.add(claimedRow{eventID: recs[i].Event.ID, owner: owner})
-	}
-	return recs, nil
+	return recs, err
 }
 
 // claimOrder is the status values a claim reads, one range each: every
@@ -93,7 +104,7 @@ func (t *Table) claimOrder(lease time.Duration) []string {
 // lockDue locks up to limit due rows of one status: pending ones past
 // their next attempt, or in-flight ones past their lease. Under a backlog
 // it starts after the table's cursor (see cursor.go).
-func (t *Table) lockDue(ctx context.Context, tx Runner, p store.ClaimParams, status string, limit int) ([]store.Record, error) {
+func (t *Table) lockDue(ctx context.Context, tx ClaimRunner, p store.ClaimParams, status string, limit int) ([]store.Record, error) {
 	due := t.dueColumn(status)
 	scope, scopeArgs := sqlbuild.ScopeWhereColumns(p.Scope, t.c.Tenant, t.c.Type)
 	key := t.cursorKey(status, p.Scope)
@@ -167,7 +178,11 @@ func (t *Table) Preview(ctx context.Context, s store.Scope, limit int) ([]store.
 
 // recordColumns is what a claim reads of a row; due is the time column
 // that made it claimable (the record's DueFor).
-func (t *Table) recordColumns(due string) string {
+func (t *Table) recordColumns(due string) string { return t.recordColumnsDue(t.millis(due)) }
+
+// recordColumnsDue is recordColumns with the due time given in Unix
+// milliseconds (an expression).
+func (t *Table) recordColumnsDue(dueMs string) string {
 	c, now := t.c, t.ts.d.NowMs
 	created, age := "0", "0"
 	if c.CreatedAt != "" {
@@ -176,7 +191,7 @@ func (t *Table) recordColumns(due string) string {
 	}
 	return c.ID + ", " + c.Type + ", " + or(c.Tenant, "''") + ", " + or(c.Key, "''") + ", " + or(c.Topic, "''") + ", " +
 		or(c.Headers, "''") + ", " + c.Payload + ", " + created + ", " + or(c.Attempts, "0") + ", " +
-		now + ", " + t.millis(due) + ", " + age + t.extraColumns()
+		now + ", " + dueMs + ", " + age + t.extraColumns()
 }
 
 // recordFields is how many columns recordColumns reads before extraColumns.
@@ -246,17 +261,12 @@ func text(v any) string {
 }
 
 // lease sets recs in flight under p's owner and token.
-func (t *Table) lease(ctx context.Context, tx Runner, p store.ClaimParams, recs []store.Record) error {
+func (t *Table) lease(ctx context.Context, tx ClaimRunner, p store.ClaimParams, recs []store.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	c := t.c
-	set := c.Status + " = ?, " + c.LeaseOwner + " = ?, " + c.LeaseUntil + " = " + t.later()
-	args := []any{t.m.Statuses.InFlight, t.owner(p.Owner, p.Token), p.Lease.Milliseconds()}
-	if c.Fence != "" {
-		set += ", " + c.Fence + " = ?"
-		args = append(args, p.Token)
-	}
+	set, args := t.leaseSet(p)
 	ids := make([]string, len(recs))
 	for i, r := range recs {
 		ids[i] = r.Event.ID

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
@@ -71,6 +72,13 @@ type Dialect struct {
 	// PrimaryHint makes a statement find rows by primary key
 	// (" FORCE INDEX (PRIMARY)"), used where the id column is the key.
 	PrimaryHint string
+	// Returning says UPDATE … RETURNING works: claims and batch marks are
+	// then one statement each (returning.go). NoSync is a select-list
+	// expression that lets a statement's own transaction commit without
+	// waiting for its log flush, carried in a CTE of that statement; ""
+	// for none.
+	Returning bool
+	NoSync    string
 	// Widths returns the character widths of a table's bounded text
 	// columns, by lower-case name; nil where text has no width (SQLite).
 	Widths func(ctx context.Context, q Runner, table string) (map[string]int, error)
@@ -83,6 +91,19 @@ type Runner interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// ClaimRunner is what a claim's transaction needs of its connection: a
+// Runner's, or those of a transaction that sends its statements along with
+// others (store/mysql's batchTx: BEGIN with the first read, the lease with
+// COMMIT, and an ExecContext whose result is known only at the commit).
+type ClaimRunner interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// ClaimTx runs a claim's fn in a write transaction, for a claim that
+// leases its rows for lease.
+type ClaimTx func(ctx context.Context, lease time.Duration, fn func(tx ClaimRunner) error) error
+
 // InTx runs fn in a write transaction (retrying what the database says
 // to retry).
 type InTx func(ctx context.Context, fn func(tx Runner) error) error
@@ -90,9 +111,10 @@ type InTx func(ctx context.Context, fn func(tx Runner) error) error
 // Tables holds a store's mapped tables. The zero value is not usable:
 // call NewTables.
 type Tables struct {
-	d    Dialect
-	db   Runner
-	inTx InTx
+	d       Dialect
+	db      Runner
+	inTx    InTx
+	claimTx ClaimTx // nil: claims run in inTx
 
 	mu sync.RWMutex
 	m  map[string]*Table
@@ -101,6 +123,18 @@ type Tables struct {
 // NewTables returns an empty set of mapped tables on db.
 func NewTables(d Dialect, db Runner, inTx InTx) *Tables {
 	return &Tables{d: d, db: db, inTx: inTx, m: map[string]*Table{}}
+}
+
+// SetClaimTx makes claims run in claimTx's transactions instead of
+// NewTables' inTx; call it before the first claim.
+func (ts *Tables) SetClaimTx(claimTx ClaimTx) { ts.claimTx = claimTx }
+
+// inClaimTx runs a claim's fn in claimTx, or else in inTx.
+func (ts *Tables) inClaimTx(ctx context.Context, lease time.Duration, fn func(tx ClaimRunner) error) error {
+	if ts.claimTx != nil {
+		return ts.claimTx(ctx, lease, fn)
+	}
+	return ts.inTx(ctx, func(tx Runner) error { return fn(tx) })
 }
 
 // Map makes table a mapped table (store.Mapper).

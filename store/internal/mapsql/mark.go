@@ -118,9 +118,12 @@ func (t *Table) mark(ctx context.Context, op string, f store.Fence, ids []int64,
 		err  error
 	)
 	if len(held) > 0 {
-		if set != nil && set.perRow {
+		switch {
+		case set != nil && set.perRow:
 			kept, err = t.markEach(ctx, rows, held, f, set)
-		} else {
+		case t.ts.d.Returning:
+			kept, err = t.markReturning(ctx, rows, held, f, set)
+		default:
 			kept, err = t.markAll(ctx, rows, held, f, set)
 		}
 	}
