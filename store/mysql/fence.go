@@ -88,9 +88,13 @@ func (s *Store) Kill(ctx context.Context, f store.Fence, fs []store.Failure) ([]
 // MariaDB's SIMULTANEOUS_ASSIGNMENT mode.
 func failureSet(ids []int64, errs []any) (string, []any) {
 	expr, args := perRowExpr(ids, errs)
+	// A value that is not a JSON array (written by hand) starts the
+	// history afresh rather than failing the mark.
+	const prior = "COALESCE(CASE WHEN JSON_VALID(attempt_errors) THEN " +
+		"CASE WHEN JSON_TYPE(attempt_errors) = 'ARRAY' THEN attempt_errors END END, '[]')"
 	return "last_error = " + expr + ", attempt_errors = JSON_ARRAY_APPEND(" +
-			"IF(JSON_LENGTH(COALESCE(attempt_errors, '[]')) >= " + strconv.Itoa(store.MaxAttemptErrors) +
-			", JSON_REMOVE(attempt_errors, '$[0]'), COALESCE(attempt_errors, '[]')), '$', JSON_OBJECT('n', attempts, " +
+			"IF(JSON_LENGTH(" + prior + ") >= " + strconv.Itoa(store.MaxAttemptErrors) +
+			", JSON_REMOVE(" + prior + ", '$[0]'), " + prior + "), '$', JSON_OBJECT('n', attempts, " +
 			"'at', TIMESTAMPDIFF(MICROSECOND, '1970-01-01', UTC_TIMESTAMP(6)) DIV 1000, 'e', " + expr + "))",
 		append(append([]any{}, args...), args...)
 }

@@ -59,8 +59,11 @@ FROM unnest(?::bigint[], ?::text[]) AS v(id, error) WHERE t.id = v.id`, ids, err
 // (sqlscan.DecodeAttemptErrors reads it), the oldest dropped once it holds
 // store.MaxAttemptErrors: part of the failure's own UPDATE, so keeping the
 // history costs no statement, and a delivery none at all.
-var appendAttemptError = `CASE WHEN jsonb_array_length(COALESCE(t.attempt_errors, '[]')) >= ` +
-	strconv.Itoa(store.MaxAttemptErrors) + ` THEN t.attempt_errors - 0 ELSE COALESCE(t.attempt_errors, '[]') END
+// A value that is not an array (written by hand) starts the history
+// afresh rather than failing the mark.
+var appendAttemptError = `CASE WHEN jsonb_typeof(t.attempt_errors) IS DISTINCT FROM 'array' THEN '[]'::jsonb
+  WHEN jsonb_array_length(t.attempt_errors) >= ` + strconv.Itoa(store.MaxAttemptErrors) + ` THEN t.attempt_errors - 0
+  ELSE t.attempt_errors END
   || jsonb_build_array(jsonb_build_object('n', t.attempts,
     'at', floor(extract(epoch FROM now()) * 1000)::bigint, 'e', v.error))`
 

@@ -160,4 +160,32 @@ func testAttemptErrors(t *testing.T, h *harness) {
 	if r := h.get(delivered.ID); r.Status != store.StatusDelivered || len(r.Errors) != 1 || r.Errors[0].Error != "once" || r.Errors[0].Attempt != 1 {
 		errorf(t, "a delivery keeps the failures before it and adds none", "got %s %+v", r.Status, r.Errors)
 	}
+	testAttemptErrorsWrittenByHand(t, h)
+}
+
+// testAttemptErrorsWrittenByHand: an attempt_errors value that is not a
+// JSON array (a plain UPDATE; text that is not JSON where the column takes
+// it) neither fails the failure mark nor the read: the history starts
+// afresh.
+func testAttemptErrorsWrittenByHand(t *testing.T, h *harness) {
+	for _, junk := range []string{`{"a": 1}`, `not json`} {
+		ev := event("Junk")
+		h.enqueue(ev)
+		q := h.s.Dialect().Rebind("UPDATE " + h.s.Dialect().Quote(h.table) + " SET attempt_errors = ? WHERE event_id = ?")
+		if _, err := h.s.DB().ExecContext(h.ctx, q, junk, ev.ID); err != nil {
+			continue // the column refuses it (PostgreSQL's jsonb and text that is not JSON)
+		}
+		if r := h.get(ev.ID); len(r.Errors) != 0 {
+			errorf(t, "attempt_errors that are not an array read as none", "%q read as %+v", junk, r.Errors)
+		}
+		c := newClaimer("j")
+		recs := h.claimWith(c, store.ClaimParams{Scope: store.Scope{IncludeTypes: []string{"Junk"}}})
+		if lost, err := h.s.Kill(h.ctx, c.fence(h), []store.Failure{{ID: recs[0].ID, Error: "after junk"}}); err != nil || len(lost) != 0 {
+			errorf(t, "attempt_errors written by hand do not fail the mark", "%q: lost %v, %v", junk, lost, err)
+			continue
+		}
+		if r := h.get(ev.ID); len(r.Errors) != 1 || r.Errors[0].Error != "after junk" {
+			errorf(t, "attempt_errors written by hand start afresh", "%q: %+v", junk, r.Errors)
+		}
+	}
 }
