@@ -204,12 +204,20 @@ func TestAPILanesAndDeadLetters(t *testing.T) {
 	if len(page.Dead) != 1 || page.Dead[0].EventID != "e2" {
 		t.Errorf("second page = %s", body)
 	}
+	body = getJSON(t, base+"/api/lanes/main/dead?limit=1&order=newest", http.StatusOK, &page)
+	if len(page.Dead) != 1 || page.Dead[0].EventID != "e2" || page.NextAfter == 0 {
+		t.Errorf("first page, newest first = %s", body)
+	}
+	body = getJSON(t, fmt.Sprintf("%s/api/lanes/main/dead?limit=1&order=newest&after=%d", base, page.NextAfter), http.StatusOK, &page)
+	if len(page.Dead) != 1 || page.Dead[0].EventID != "e1" {
+		t.Errorf("second page, newest first = %s", body)
+	}
 	var apiErr struct{ Error string }
 	getJSON(t, base+"/api/lanes/nope/dead", http.StatusNotFound, &apiErr)
 	if !strings.Contains(apiErr.Error, `"nope"`) {
 		t.Errorf("unknown lane error = %q", apiErr.Error)
 	}
-	for _, q := range []string{"limit=0", "limit=abc", "after=-1"} {
+	for _, q := range []string{"limit=0", "limit=abc", "after=-1", "order=latest"} {
 		getJSON(t, base+"/api/lanes/main/dead?"+q, http.StatusBadRequest, &apiErr)
 		if name, _, _ := strings.Cut(q, "="); !strings.HasPrefix(apiErr.Error, name+":") {
 			t.Errorf("?%s: error %q does not name %s", q, apiErr.Error, name)

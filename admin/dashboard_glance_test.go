@@ -107,6 +107,10 @@ func TestDashboardReadsAtAGlanceInBrowser(t *testing.T) {
 	if e := text(`#last-error`); !strings.HasPrefix(e, "delivered since") || !strings.Contains(e, "timeout waiting for ack") {
 		t.Errorf("a delivered event's page shows its error as %q", e)
 	}
+	if a := text(`#attempt-errors tbody tr:first-child`); !strings.HasPrefix(a, "1") || !strings.Contains(a, "ago") ||
+		!strings.HasSuffix(a, "timeout waiting for ack") {
+		t.Errorf("the failed attempt before the delivery shows as %q; want its number, when and its error", a)
+	}
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/lanes/main/events/bad-headers"),
 		chromedp.WaitVisible(chromedp.CSS(`#event-fields[data-status="pending"]`))); err != nil {
@@ -144,5 +148,12 @@ func TestDashboardReadsAtAGlanceInBrowser(t *testing.T) {
 	}
 	if u := text(`#updated`); strings.Contains(u, "cannot reach") {
 		t.Errorf("a purged event's page says %q", u)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/lanes/main/events/bad-headers"),
+		chromedp.WaitVisible(chromedp.CSS(`#event-fields[data-status="pending"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if h := text(`#headers tbody td.headers-stored`); h != `{"x-n": 5}` {
+		t.Errorf("invalid stored headers, with the token, show as %q; want them verbatim", h)
 	}
 }

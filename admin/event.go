@@ -2,6 +2,7 @@ package admin
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 	"unicode/utf8"
 
@@ -64,12 +65,20 @@ type EventDetail struct {
 	// HeadersError says why the stored headers are not a JSON object of
 	// strings (a row written by plain SQL): they are then not shown.
 	HeadersError string `json:"headers_error,omitempty"`
+	// HeadersStored is the headers column verbatim when it is invalid
+	// (HeadersError), cut at MaxPayloadShown bytes; hidden with the
+	// payload.
+	HeadersStored *string `json:"headers_stored,omitempty"`
 	// HeadersCount is how many headers the event has, hidden or not.
-	HeadersCount int             `json:"headers_count"`
-	Receipt      json.RawMessage `json:"receipt,omitempty"`
-	AvailableAt  time.Time       `json:"available_at"`
-	LeaseOwner   string          `json:"lease_owner,omitempty"`
-	Replays      []ReplayEntry   `json:"replays"`
+	HeadersCount int `json:"headers_count"`
+	// Errors are the last failed attempts the row keeps
+	// (store.MaxAttemptErrors), oldest first; empty on a mapped table,
+	// which keeps LastError only.
+	Errors      []store.AttemptError `json:"errors"`
+	Receipt     json.RawMessage      `json:"receipt,omitempty"`
+	AvailableAt time.Time            `json:"available_at"`
+	LeaseOwner  string               `json:"lease_owner,omitempty"`
+	Replays     []ReplayEntry        `json:"replays"`
 }
 
 // ReplayEntry is one replay of an event, from herald_replays.
@@ -90,6 +99,15 @@ func NewEventDetail(r store.Record, history []store.Replay) EventDetail {
 	}
 	if r.HeadersErr != nil {
 		d.HeadersError = r.HeadersErr.Error()
+		var he *store.HeadersError
+		if errors.As(r.HeadersErr, &he) {
+			stored, _ := asText([]byte(he.Stored[:min(len(he.Stored), MaxPayloadShown)]), len(he.Stored) > MaxPayloadShown)
+			d.HeadersStored = &stored
+		}
+	}
+	d.Errors = make([]store.AttemptError, len(r.Errors))
+	for i, e := range r.Errors {
+		d.Errors[i] = store.AttemptError{Attempt: e.Attempt, At: e.At.UTC(), Error: e.Error}
 	}
 	p := r.Event.Payload
 	if len(p) > MaxPayloadShown {
@@ -127,5 +145,5 @@ func asText(p []byte, cut bool) (string, bool) {
 // for a caller without the admin token.
 func (d *EventDetail) Hide() {
 	d.Payload, d.PayloadBase64, d.PayloadTruncated, d.PayloadHidden = nil, nil, false, true
-	d.Headers = map[string]string{}
+	d.Headers, d.HeadersStored = map[string]string{}, nil
 }

@@ -63,12 +63,9 @@ func (a api) events(w http.ResponseWriter, r *http.Request) {
 func (a api) eventPage(w http.ResponseWriter, r *http.Request, lane laneRef, after int64, limit int) {
 	v := r.URL.Query()
 	q := store.EventQuery{Scope: lane.Scope()}
-	switch v.Get("order") {
-	case "", "oldest":
-	case "newest":
-		q.NewestFirst = true
-	default:
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("order: %q is not oldest or newest", v.Get("order")))
+	var err error
+	if q.NewestFirst, err = newestFirst(v); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if s := v.Get("status"); s != "" {
@@ -82,11 +79,11 @@ func (a api) eventPage(w http.ResponseWriter, r *http.Request, lane laneRef, aft
 	if t := v.Get("tenant"); t != "" {
 		q.Tenant = t
 	}
-	if err := timeRange(v, &q); err != nil {
+	if err = timeRange(v, &q); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if err := q.Validate(); err != nil {
+	if err = q.Validate(); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -154,4 +151,16 @@ func timeRange(v url.Values, q *store.EventQuery) error {
 		*dst = t
 	}
 	return nil
+}
+
+// newestFirst reads the order parameter of a list: oldest (the default,
+// as before it existed) or newest.
+func newestFirst(v url.Values) (bool, error) {
+	switch v.Get("order") {
+	case "", "oldest":
+		return false, nil
+	case "newest":
+		return true, nil
+	}
+	return false, fmt.Errorf("order: %q is not oldest or newest", v.Get("order"))
 }

@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/heraldhq/herald/store"
 )
@@ -74,7 +73,7 @@ func ReadProjection(ctx context.Context, ps store.ProjectionStore, storeName str
 	}
 	out.Behind, out.LagSeconds = int64(len(recs)), 0
 	for _, r := range recs {
-		out.LagSeconds = max(out.LagSeconds, outboxAge(r).Seconds())
+		out.LagSeconds = max(out.LagSeconds, r.Age.Seconds()) // on the database clock
 	}
 	return out, nil
 }
@@ -91,14 +90,4 @@ func storeProjections(ctx context.Context, st store.Store, s StoreLanes) []Proje
 		out = append(out, p)
 	}
 	return out
-}
-
-// outboxAge is how old an outbox row is. ScanOutbox reads created_at but
-// not the database's age of the row (Age is 0), so the age is measured
-// from created_at on this host's clock then.
-func outboxAge(r store.Record) time.Duration {
-	if r.Age > 0 || r.Event.CreatedAt.IsZero() {
-		return r.Age
-	}
-	return max(time.Since(r.Event.CreatedAt), 0)
 }

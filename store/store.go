@@ -104,6 +104,10 @@ type Record struct {
 	Receipt Receipt
 	// LeaseOwner is the worker that holds or last held the row.
 	LeaseOwner string
+	// Errors are the row's last failed attempts (at most
+	// MaxAttemptErrors), oldest first, as Get reads them; claims and lists
+	// leave them out. Empty on a mapped table, which keeps LastError only.
+	Errors []AttemptError
 	// HeadersErr says why the headers column is not a JSON object of
 	// strings (a row written by plain SQL); Event.Headers is then nil. A
 	// store reports it here instead of failing the read, so one careless
@@ -115,6 +119,18 @@ type Record struct {
 	// with bad headers.
 	BodyErr error
 }
+
+// HeadersError is what a store reports in Record.HeadersErr (possibly
+// wrapped): why the headers column is not a JSON object of strings, and
+// the column's text as stored, so that an operator sees what was written.
+type HeadersError struct {
+	// Stored is the headers column verbatim.
+	Stored string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+func (e *HeadersError) Error() string { return "headers is not a JSON object of strings: " + e.Reason }
 
 // Receipt is the broker's answer for a delivered event, kept on its row.
 // It lives beside herald.Event so that publishers need not import the
@@ -138,6 +154,23 @@ type Failure struct {
 
 // MaxErrorLength is the longest last_error a store keeps, in bytes.
 const MaxErrorLength = 1000
+
+// AttemptError is one failed attempt of an event, as its row keeps it:
+// Retry and Kill append one, in the statement that marks the failure.
+type AttemptError struct {
+	// Attempt is the row's attempt count when it failed (1 for the first
+	// claim; a replay starts the count again).
+	Attempt int `json:"attempt"`
+	// At is when the failure was marked, on the database clock (UTC).
+	At time.Time `json:"at"`
+	// Error is the failure's text, trimmed as LastError is.
+	Error string `json:"error"`
+}
+
+// MaxAttemptErrors is how many failed attempts an outbox row keeps: the
+// failure mark drops the oldest beyond it, so a row that fails for days
+// does not grow without bound.
+const MaxAttemptErrors = 10
 
 // Fence identifies a claim: the table and the token written on its rows.
 type Fence struct {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -60,6 +61,8 @@ func TestDockerfileRules(t *testing.T) {
 	switch {
 	case len(froms) != 2 || !strings.HasSuffix(froms[0], " AS build") || strings.Contains(froms[0], ":latest"):
 		t.Errorf("want a pinned build stage and a final stage, got FROM %q", froms)
+	case !allPinned(froms):
+		t.Errorf("every FROM must pin its image by digest (IMAGE:TAG@sha256:...), got FROM %q", froms)
 	case len(users) == 0 || strings.HasPrefix(users[len(users)-1], "0") || strings.HasPrefix(users[len(users)-1], "root"):
 		t.Errorf("the final stage must run as a non-root user, got USER %q", users)
 	case !strings.HasPrefix(entry, "[") || !strings.Contains(entry, "/usr/local/bin/herald"):
@@ -69,6 +72,28 @@ func TestDockerfileRules(t *testing.T) {
 	case !strings.Contains(copyBin, "/out/herald"):
 		t.Errorf("the final stage must copy /out/herald, got COPY %q", copyBin)
 	}
+}
+
+// digestRef matches an image reference that names its tag and pins the
+// content by a sha256 digest: IMAGE:TAG@sha256:<64 hex>.
+var digestRef = regexp.MustCompile(`^[a-z0-9./_-]+:[A-Za-z0-9._-]+@sha256:[0-9a-f]{64}$`)
+
+// allPinned reports whether every FROM (image, then AS name or flags)
+// carries a tag and a digest: a tag alone moves under the build.
+func allPinned(froms []string) bool {
+	for _, from := range froms {
+		image := ""
+		for _, f := range strings.Fields(from) {
+			if !strings.HasPrefix(f, "--") {
+				image = f
+				break
+			}
+		}
+		if !digestRef.MatchString(image) {
+			return false
+		}
+	}
+	return len(froms) > 0
 }
 
 // Rule: the Dockerfile's build step, run as a script from the repository

@@ -210,6 +210,9 @@ func TestDeadListShowReplayPurge(t *testing.T) {
 	if !strings.Contains(out, `"n": 1`) {
 		t.Fatalf("dead show must print the payload: %q", out)
 	}
+	if !regexp.MustCompile(`"errors": \[\s*\{\s*"attempt": 1,\s*"at": "[^"]+",\s*"error": "poisoned payload"`).MatchString(out) {
+		t.Fatalf("dead show must print each failed attempt's error: %q", out)
+	}
 	if code, out, e := cliRun(t, "dead", "replay", "--config", cfg, "dead-1", "--wait", "0"); code != 0 || !strings.Contains(out, "replayed 1") {
 		t.Fatalf("replay: %d %q %q", code, out, e)
 	}

@@ -156,13 +156,20 @@ func (a *app) deadShow(ctx context.Context, f deadFlags, id string) error {
 	if err != nil {
 		return fmt.Errorf("event %s: %w", id, err)
 	}
+	d := admin.NewEventDetail(r, nil)
 	out := struct {
 		admin.DeadSummary
 		Status        store.Status      `json:"status"`
 		Headers       map[string]string `json:"headers"`
+		HeadersError  string            `json:"headers_error,omitempty"`
+		HeadersStored *string           `json:"headers_stored,omitempty"`
 		Payload       json.RawMessage   `json:"payload,omitempty"`
 		PayloadBase64 []byte            `json:"payload_base64,omitempty"`
-	}{DeadSummary: admin.NewDeadSummary(r), Status: r.Status, Headers: r.Event.Headers}
+		// Errors are the attempts' errors the row keeps, oldest first
+		// (empty on a mapped table, which keeps last_error only).
+		Errors []store.AttemptError `json:"errors"`
+	}{DeadSummary: admin.NewDeadSummary(r), Status: r.Status, Headers: r.Event.Headers,
+		HeadersError: d.HeadersError, HeadersStored: d.HeadersStored, Errors: d.Errors}
 	if json.Valid(r.Event.Payload) {
 		out.Payload = r.Event.Payload
 	} else {

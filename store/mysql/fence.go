@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/heraldhq/herald/store"
@@ -60,7 +61,7 @@ func (s *Store) Retry(ctx context.Context, f store.Fence, fs []store.Failure) ([
 		return t.Retry(ctx, f, fs)
 	}
 	ids, errs, backoffs := failures(fs)
-	errSet, errArgs := perRow("last_error", ids, errs)
+	errSet, errArgs := failureSet(ids, errs)
 	waitExpr, waitArgs := perRowExpr(ids, backoffs)
 	return s.fenced(ctx, "retry", f, ids, store.StatusPending,
 		"status = 'pending', available_at = UTC_TIMESTAMP(6) + INTERVAL "+waitExpr+" MICROSECOND, "+errSet,
@@ -73,8 +74,29 @@ func (s *Store) Kill(ctx context.Context, f store.Fence, fs []store.Failure) ([]
 		return t.Kill(ctx, f, fs)
 	}
 	ids, errs, _ := failures(fs)
-	set, args := perRow("last_error", ids, errs)
+	set, args := failureSet(ids, errs)
 	return s.fenced(ctx, "kill", f, ids, store.StatusDead, "status = 'dead', available_at = UTC_TIMESTAMP(6), "+set, args)
+}
+
+// failureSet returns the SET terms of a failure mark and their arguments:
+// last_error, and attempt_errors with the failure appended
+// (sqlscan.DecodeAttemptErrors reads it), the oldest dropped once it holds
+// store.MaxAttemptErrors. Part of the failure's own UPDATE, so keeping the
+// history costs no statement, and a delivery none at all. The error's
+// expression is repeated rather than read back from last_error: whether a
+// SET term sees an earlier term's new value differs between MySQL and
+// MariaDB's SIMULTANEOUS_ASSIGNMENT mode.
+func failureSet(ids []int64, errs []any) (string, []any) {
+	expr, args := perRowExpr(ids, errs)
+	// A value that is not a JSON array (written by hand) starts the
+	// history afresh rather than failing the mark.
+	const prior = "COALESCE(CASE WHEN JSON_VALID(attempt_errors) THEN " +
+		"CASE WHEN JSON_TYPE(attempt_errors) = 'ARRAY' THEN attempt_errors END END, '[]')"
+	return "last_error = " + expr + ", attempt_errors = JSON_ARRAY_APPEND(" +
+			"IF(JSON_LENGTH(" + prior + ") >= " + strconv.Itoa(store.MaxAttemptErrors) +
+			", JSON_REMOVE(" + prior + ", '$[0]'), " + prior + "), '$', JSON_OBJECT('n', attempts, " +
+			"'at', TIMESTAMPDIFF(MICROSECOND, '1970-01-01', UTC_TIMESTAMP(6)) DIV 1000, 'e', " + expr + "))",
+		append(append([]any{}, args...), args...)
 }
 
 // Release puts rows back to pending at once, undoing the claim's attempt.

@@ -97,7 +97,9 @@ func applyUpTo(ctx context.Context, conn *sql.Conn, kind, table string, upTo int
 			continue
 		}
 		for _, stmt := range m.Statements(table) {
-			if keeps(stmt, use) {
+			// Version 6 drops them all to add a column instantly;
+			// MigrateFor's addIndexes builds the used ones again.
+			if m.Version == laneIndexesVersion && keeps(stmt, use) {
 				continue
 			}
 			if _, err := conn.ExecContext(ctx, stmt); err != nil && !appliedBefore(stmt, err) {
@@ -111,6 +113,10 @@ func applyUpTo(ctx context.Context, conn *sql.Conn, kind, table string, upTo int
 	}
 	return nil
 }
+
+// laneIndexesVersion is the version that drops the indexes of ordered and
+// tenant claims for tables whose lanes do not read them (keeps).
+const laneIndexesVersion = 5
 
 // The server's errors for ADD COLUMN of a column that exists, for a
 // column that does not exist and for DROP INDEX of an index that does not.

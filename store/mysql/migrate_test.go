@@ -106,8 +106,15 @@ VALUES (?, ?, ?, 'orders', 'OrderPlaced', '{}', UTC_TIMESTAMP(6) + INTERVAL `+de
   available_at = UTC_TIMESTAMP(6), receipt = '{"stream":"S","seq":7}' WHERE id = ? AND lease_token = 11`, byName["delivered"]); err != nil {
 		t.Fatal(err)
 	}
-	mustNone(s.Retry(ctx, f, []store.Failure{{ID: byName["retryable"], Error: "broker said no"}}))
-	mustNone(s.Kill(ctx, f, []store.Failure{{ID: byName["dead"], Error: "permanent"}}))
+	// Failures are marked as the builds before version 6 did: without
+	// attempt_errors, which this build's marks write.
+	for id, mark := range map[string]string{"retryable": "status = 'pending', last_error = 'broker said no'",
+		"dead": "status = 'dead', last_error = 'permanent'"} {
+		if _, err := s.DB().ExecContext(ctx, "UPDATE "+q+" SET "+mark+", available_at = UTC_TIMESTAMP(6) WHERE id = ? AND lease_token = 11",
+			byName[id]); err != nil {
+			t.Fatal(err)
+		}
+	}
 	insert("pending", "", "", "-1 SECOND")
 	insert("delayed", "", "", "1 HOUR")
 	insert("tenant", "t1", "", "-1 SECOND")
@@ -357,4 +364,10 @@ func TestUpgradeAfterPartialRename(t *testing.T) {
 	if err := s.DB().QueryRowContext(ctx, "SELECT receipt, delivered_at FROM `"+table+"` LIMIT 1").Scan(&receipt, &delivered); !errors.Is(err, sql.ErrNoRows) {
 		t.Fatalf("reading the virtual columns: %v", err)
 	}
+}
+
+// TestMySQLUpgradeToAttemptErrors upgrades a version-5 table to version
+// 6, which adds attempt_errors (see dbtest.UpgradeToAttemptErrors).
+func TestMySQLUpgradeToAttemptErrors(t *testing.T) {
+	dbtest.UpgradeToAttemptErrors(t, openStore(t), 6, true)
 }

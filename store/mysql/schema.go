@@ -25,7 +25,7 @@ func (s *Store) SchemaVersion(ctx context.Context, table string) (current, lates
 var outboxColumns = []string{"id", "event_id", "tenant", "topic", "event_type", "partition_key", "headers",
 	"payload", "status", "attempts", "last_error", "lease_owner", "lease_token", "receipt_padded", "created_at",
 	"available_at", "delivered_at_stored", "tenant_status", "tenant_available_at", "ordered_pending",
-	"ordered_available_at", "key_status", "receipt", "delivered_at"}
+	"ordered_available_at", "key_status", "receipt", "delivered_at", "attempt_errors"}
 
 // CheckTable implements store.TableChecker.
 func (s *Store) CheckTable(ctx context.Context, table string) error {

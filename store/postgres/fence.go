@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/claimrule"
@@ -38,7 +39,8 @@ func (s *Store) Retry(ctx context.Context, f store.Fence, fs []store.Failure) ([
 	}
 	ids, errs, waits := failures(fs)
 	return s.fenced(ctx, "retry", f, ids, `UPDATE {{T}} t SET status = 'pending',
-  available_at = now() + v.wait * interval '1 microsecond', last_error = v.error
+  available_at = now() + v.wait * interval '1 microsecond', last_error = v.error,
+  attempt_errors = `+appendAttemptError+`
 FROM unnest(?::bigint[], ?::text[], ?::bigint[]) AS v(id, error, wait) WHERE t.id = v.id`, ids, errs, waits)
 }
 
@@ -48,9 +50,22 @@ func (s *Store) Kill(ctx context.Context, f store.Fence, fs []store.Failure) ([]
 		return t.Kill(ctx, f, fs)
 	}
 	ids, errs, _ := failures(fs)
-	return s.fenced(ctx, "kill", f, ids, `UPDATE {{T}} t SET status = 'dead', available_at = now(), last_error = v.error
+	return s.fenced(ctx, "kill", f, ids, `UPDATE {{T}} t SET status = 'dead', available_at = now(), last_error = v.error,
+  attempt_errors = `+appendAttemptError+`
 FROM unnest(?::bigint[], ?::text[]) AS v(id, error) WHERE t.id = v.id`, ids, errs)
 }
+
+// appendAttemptError is attempt_errors with the failure v.error appended
+// (sqlscan.DecodeAttemptErrors reads it), the oldest dropped once it holds
+// store.MaxAttemptErrors: part of the failure's own UPDATE, so keeping the
+// history costs no statement, and a delivery none at all.
+// A value that is not an array (written by hand) starts the history
+// afresh rather than failing the mark.
+var appendAttemptError = `CASE WHEN jsonb_typeof(t.attempt_errors) IS DISTINCT FROM 'array' THEN '[]'::jsonb
+  WHEN jsonb_array_length(t.attempt_errors) >= ` + strconv.Itoa(store.MaxAttemptErrors) + ` THEN t.attempt_errors - 0
+  ELSE t.attempt_errors END
+  || jsonb_build_array(jsonb_build_object('n', t.attempts,
+    'at', floor(extract(epoch FROM now()) * 1000)::bigint, 'e', v.error))`
 
 // Release puts rows back to pending at once, undoing the claim's attempt.
 func (s *Store) Release(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {

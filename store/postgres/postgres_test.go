@@ -81,3 +81,9 @@ func TestOrderedLockedHeadBlocksKey(t *testing.T) {
 func TestMigrateRace(t *testing.T) {
 	dbtest.MigrateRace(t, opener)
 }
+
+// TestPostgresUpgradeToAttemptErrors upgrades a version-2 table to version
+// 3, which adds attempt_errors (see dbtest.UpgradeToAttemptErrors).
+func TestPostgresUpgradeToAttemptErrors(t *testing.T) {
+	dbtest.UpgradeToAttemptErrors(t, openStore(t), 3, true)
+}

@@ -23,7 +23,7 @@ func (s *Store) SchemaVersion(ctx context.Context, table string) (current, lates
 // outboxColumns are an outbox table's columns at the latest version.
 var outboxColumns = []string{"id", "event_id", "tenant", "topic", "event_type", "partition_key", "headers",
 	"payload", "status", "attempts", "last_error", "lease_owner", "lease_token", "receipt", "created_at",
-	"available_at", "delivered_at"}
+	"available_at", "delivered_at", "attempt_errors"}
 
 // CheckTable implements store.TableChecker.
 func (s *Store) CheckTable(ctx context.Context, table string) error {

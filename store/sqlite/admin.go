@@ -149,7 +149,8 @@ WHERE o.status = ? AND o.id > ?`+filter+` ORDER BY o.id LIMIT ?`, args...)
 	return recs, wrap("list", p.Table, err)
 }
 
-// Get returns the row of eventID, or store.ErrNotFound.
+// Get returns the row of eventID with its attempt errors, or
+// store.ErrNotFound.
 func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, error) {
 	if t := s.mapped.Get(table); t != nil {
 		return t.Get(ctx, eventID)
@@ -158,7 +159,10 @@ func (s *Store) Get(ctx context.Context, table, eventID string) (store.Record, e
 	if err != nil {
 		return store.Record{}, err
 	}
-	r, err := scanRecord(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM `+qt+` WHERE event_id = ?`, eventID))
+	var attemptErrors sql.NullString
+	r, err := scanRecord(s.db.QueryRowContext(ctx, `SELECT `+columns+`, attempt_errors FROM `+qt+` WHERE event_id = ?`,
+		eventID), &attemptErrors)
+	r.Errors = sqlscan.DecodeAttemptErrors(attemptErrors.String)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, fmt.Errorf("sqlite: get %s %q: %w", table, eventID, store.ErrNotFound)
 	}

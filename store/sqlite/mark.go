@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/store"
@@ -44,7 +45,8 @@ func (s *Store) Retry(ctx context.Context, f store.Fence, fs []store.Failure) ([
 	}
 	ids, items := failures(fs)
 	return s.mark(ctx, "retry", f, ids, items, `UPDATE {{T}} AS o SET status = 'pending',
-	available_at = `+now+` + (j.value ->> 2), updated_at = `+now+`, last_error = j.value ->> 1
+	available_at = `+now+` + (j.value ->> 2), updated_at = `+now+`, last_error = j.value ->> 1,
+	attempt_errors = `+appendAttemptError+`
 FROM json_each(?) AS j WHERE o.id = j.value ->> 0`+fenced+` RETURNING id`)
 }
 
@@ -55,9 +57,26 @@ func (s *Store) Kill(ctx context.Context, f store.Fence, fs []store.Failure) ([]
 	}
 	ids, items := failures(fs)
 	return s.mark(ctx, "kill", f, ids, items, `UPDATE {{T}} AS o SET status = 'dead',
-	updated_at = `+now+`, last_error = j.value ->> 1
+	updated_at = `+now+`, last_error = j.value ->> 1, attempt_errors = `+appendAttemptError+`
 FROM json_each(?) AS j WHERE o.id = j.value ->> 0`+fenced+` RETURNING id`)
 }
+
+// appendAttemptError is attempt_errors with the failure of the batch item
+// j appended (sqlscan.DecodeAttemptErrors reads it), the oldest dropped
+// once it holds store.MaxAttemptErrors: part of the failure's own UPDATE,
+// so keeping the history costs no statement, and a delivery none at all.
+// A value that is not a JSON array (written by hand) starts the history
+// afresh rather than failing the mark (nested CASEs: SQLite does not
+// promise to stop at the first false term of an AND).
+var appendAttemptError = `json_insert(CASE WHEN json_array_length(` + priorAttempts + `) >= ` +
+	strconv.Itoa(store.MaxAttemptErrors) + ` THEN json_remove(` + priorAttempts + `, '$[0]')
+	ELSE ` + priorAttempts + ` END,
+	'$[#]', json_object('n', o.attempts, 'at', ` + now + `, 'e', j.value ->> 1))`
+
+// priorAttempts is the row's attempt_errors when it is a JSON array, else
+// an empty one.
+const priorAttempts = `COALESCE(CASE WHEN json_valid(o.attempt_errors) THEN
+	CASE WHEN json_type(o.attempt_errors) = 'array' THEN o.attempt_errors END END, '[]')`
 
 // Release puts rows back to pending at once and takes back the claim's attempt.
 func (s *Store) Release(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {

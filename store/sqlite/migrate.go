@@ -93,6 +93,14 @@ var outboxMigrations = []migration{{
 		`ALTER TABLE "{{N}}_v2" RENAME TO {{T}}`,
 		outboxIndexes[0], outboxIndexes[1], outboxIndexes[2],
 	},
+}, {
+	// Version 3 keeps the errors of the last failed attempts
+	// (store.Record.Errors; the failure marks append to it). NULL until a
+	// row first fails. Adding a nullable column without a default only
+	// changes the schema, no row is rewritten; it runs in the migration's
+	// transaction with its version record, so a crash leaves neither.
+	version: 3,
+	stmts:   []string{`ALTER TABLE {{T}} ADD COLUMN attempt_errors TEXT`},
 }}
 
 // lockMigrations create Herald's own tables, recorded under lockTable.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/dbtest"
 	"github.com/heraldhq/herald/store/sqlite"
 	"github.com/heraldhq/herald/store/storetest"
 )
@@ -64,8 +65,8 @@ func TestMigrateRace(t *testing.T) {
 	}
 	var n int
 	err := open(t).DB().QueryRow(`SELECT count(*) FROM herald_migrations WHERE table_name = 'herald_outbox'`).Scan(&n)
-	if err != nil || n != 2 {
-		t.Errorf("herald_migrations has %d rows for the table (err %v), want 2 (one per version)", n, err)
+	if err != nil || n != 3 {
+		t.Errorf("herald_migrations has %d rows for the table (err %v), want 3 (one per version)", n, err)
 	}
 }
 
@@ -221,4 +222,10 @@ func TestClaimGivesUpAfterBusyTimeout(t *testing.T) {
 func TestConformanceOnCallersPool(t *testing.T) {
 	open := opener(t, sqlite.Options{})
 	storetest.Run(t, func(tb testing.TB) store.Store { return sqlite.New(open(tb).DB()) }, features)
+}
+
+// TestSQLiteUpgradeToAttemptErrors upgrades a version-2 table to version
+// 3, which adds attempt_errors (see dbtest.UpgradeToAttemptErrors).
+func TestSQLiteUpgradeToAttemptErrors(t *testing.T) {
+	dbtest.UpgradeToAttemptErrors(t, opener(t, sqlite.Options{})(t), 3, false)
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -55,7 +56,12 @@ func testHeadersNotAnObjectOfStrings(t *testing.T, h *harness) {
 			continue
 		}
 		checkHeadersErr(t, rule, "claim", r)
-		checkHeadersErr(t, rule, "get", h.get(r.Event.ID))
+		got := h.get(r.Event.ID)
+		checkHeadersErr(t, rule, "get", got)
+		var he *store.HeadersError
+		if !errors.As(got.HeadersErr, &he) || he.Stored != bad[r.Event.ID] {
+			errorf(t, "bad headers come back verbatim, as stored", "get of %s: %#v, stored %q", r.Event.ID, got.HeadersErr, bad[r.Event.ID])
+		}
 	}
 	listed, err := h.s.List(h.ctx, store.ListParams{Scope: h.scope(), Status: store.StatusInFlight})
 	if err != nil {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ var markTests = []test{
 	{"Release", testRelease},
 	{"Discard", testDiscard},
 	{"EmptyBatches", testEmptyBatches},
+	{"AttemptErrors", testAttemptErrors},
 }
 
 func testComplete(t *testing.T, h *harness) {
@@ -111,5 +113,79 @@ func testEmptyBatches(t *testing.T, h *harness) {
 	}
 	if lost, err := h.s.Release(h.ctx, f, nil); err != nil || len(lost) != 0 {
 		errorf(t, "empty batches are no-ops", "Release: %v %v", lost, err)
+	}
+}
+
+// testAttemptErrors fails one row more times than a row keeps, then
+// delivers another after one failure: Get returns the last
+// store.MaxAttemptErrors failures, oldest first, with their attempt
+// numbers and database times, and a delivery adds nothing.
+func testAttemptErrors(t *testing.T, h *harness) {
+	failing, delivered := event("Failing"), event("Delivered")
+	h.enqueue(failing, delivered)
+	before := time.Now().Add(-time.Minute) // database and host clocks may differ a little
+	const fails = store.MaxAttemptErrors + 2
+	c := newClaimer("w")
+	for i := 1; i <= fails; i++ {
+		recs := h.claimWith(c, store.ClaimParams{Scope: store.Scope{IncludeTypes: []string{"Failing"}}})
+		if len(recs) != 1 {
+			t.Fatalf("[claim] attempt %d claimed %d rows", i, len(recs))
+		}
+		mark := h.s.Retry
+		if i == fails {
+			mark = h.s.Kill
+		}
+		if lost, err := mark(h.ctx, c.fence(h), []store.Failure{{ID: recs[0].ID, Error: fmt.Sprintf("failure %d", i)}}); err != nil || len(lost) != 0 {
+			t.Fatalf("[retry] attempt %d: lost %v err %v", i, lost, err)
+		}
+	}
+	r := h.get(failing.ID)
+	if len(r.Errors) != store.MaxAttemptErrors {
+		t.Fatalf("[a row keeps its last %d attempt errors] got %d: %+v", store.MaxAttemptErrors, len(r.Errors), r.Errors)
+	}
+	for i, e := range r.Errors {
+		n := fails - store.MaxAttemptErrors + 1 + i
+		if e.Attempt != n || e.Error != fmt.Sprintf("failure %d", n) || e.At.Before(before) || e.At.After(time.Now().Add(time.Minute)) {
+			errorf(t, "attempt errors are the last failures, oldest first, with attempt and time", "#%d: %+v", i, e)
+		}
+	}
+	if r.LastError != fmt.Sprintf("failure %d", fails) {
+		errorf(t, "last_error is the last attempt's error", "got %q", r.LastError)
+	}
+	recs := h.claimWith(c, store.ClaimParams{Scope: store.Scope{IncludeTypes: []string{"Delivered"}}})
+	if _, err := h.s.Retry(h.ctx, c.fence(h), []store.Failure{{ID: recs[0].ID, Error: "once"}}); err != nil {
+		t.Fatalf("[retry] %v", err)
+	}
+	h.complete(c, h.claimWith(c, store.ClaimParams{Scope: store.Scope{IncludeTypes: []string{"Delivered"}}})...)
+	if r := h.get(delivered.ID); r.Status != store.StatusDelivered || len(r.Errors) != 1 || r.Errors[0].Error != "once" || r.Errors[0].Attempt != 1 {
+		errorf(t, "a delivery keeps the failures before it and adds none", "got %s %+v", r.Status, r.Errors)
+	}
+	testAttemptErrorsWrittenByHand(t, h)
+}
+
+// testAttemptErrorsWrittenByHand: an attempt_errors value that is not a
+// JSON array (a plain UPDATE; text that is not JSON where the column takes
+// it) neither fails the failure mark nor the read: the history starts
+// afresh.
+func testAttemptErrorsWrittenByHand(t *testing.T, h *harness) {
+	for _, junk := range []string{`{"a": 1}`, `not json`} {
+		ev := event("Junk")
+		h.enqueue(ev)
+		q := h.s.Dialect().Rebind("UPDATE " + h.s.Dialect().Quote(h.table) + " SET attempt_errors = ? WHERE event_id = ?")
+		if _, err := h.s.DB().ExecContext(h.ctx, q, junk, ev.ID); err != nil {
+			continue // the column refuses it (PostgreSQL's jsonb and text that is not JSON)
+		}
+		if r := h.get(ev.ID); len(r.Errors) != 0 {
+			errorf(t, "attempt_errors that are not an array read as none", "%q read as %+v", junk, r.Errors)
+		}
+		c := newClaimer("j")
+		recs := h.claimWith(c, store.ClaimParams{Scope: store.Scope{IncludeTypes: []string{"Junk"}}})
+		if lost, err := h.s.Kill(h.ctx, c.fence(h), []store.Failure{{ID: recs[0].ID, Error: "after junk"}}); err != nil || len(lost) != 0 {
+			errorf(t, "attempt_errors written by hand do not fail the mark", "%q: lost %v, %v", junk, lost, err)
+			continue
+		}
+		if r := h.get(ev.ID); len(r.Errors) != 1 || r.Errors[0].Error != "after junk" {
+			errorf(t, "attempt_errors written by hand start afresh", "%q: %+v", junk, r.Errors)
+		}
 	}
 }

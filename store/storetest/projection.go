@@ -369,6 +369,15 @@ func testReadOutbox(t *testing.T, h *projHarness) {
 		byID.Open[0].Event.ID != evs[4].ID {
 		errorf(t, "read by ids", "ReadOutbox(ids) = %+v, %v", byID, err)
 	}
+	// The age of an open row is on the database clock: it grows from 0
+	// as that clock moves past the row's created_at.
+	all := store.OutboxScanParams{Scope: h.scope(), ProjectionTable: h.ptab, Projection: "proj", Limit: 10}
+	eventually(t, 5*time.Second, "ReadOutbox and ScanOutbox report each row's age on the database clock", func() bool {
+		read, err := h.ps.ReadOutbox(h.ctx, all)
+		scan, err2 := h.ps.ScanOutbox(h.ctx, all)
+		return err == nil && err2 == nil && len(read.Open) == 3 && len(scan) == 3 &&
+			read.Open[0].Age > 0 && read.Open[0].Age < time.Minute && scan[0].Age > 0 && scan[0].Age < time.Minute
+	})
 	p.IDs, p.IncludeTypes = nil, []string{"Other"}
 	if other, err := h.ps.ReadOutbox(h.ctx, p); err != nil || len(other.Visible) != 5 || len(other.Open) != 0 {
 		errorf(t, "rows out of scope are seen, not open", "ReadOutbox(other type) = %+v, %v", other, err)

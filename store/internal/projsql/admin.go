@@ -272,7 +272,8 @@ func (pr Projections) ScanOutbox(ctx context.Context, p store.OutboxScanParams) 
 	args = append(args, p.Projection, p.Limit)
 	// "1": every row returned is open; scanRead reads ReadOutbox's columns.
 	rows, err := d.DB.QueryContext(ctx, d.q("SELECT o.id, 1, o.event_id, o.tenant, o.topic, o.event_type, o.partition_key, "+
-		"o.headers, o.payload, "+d.EpochMS("o.created_at")+" FROM "+ot+" o WHERE o.id > ?"+scope+
+		"o.headers, o.payload, "+d.EpochMS("o.created_at")+", "+d.DiffMS(d.Now, "o.created_at")+
+		" FROM "+ot+" o WHERE o.id > ?"+scope+
 		" AND NOT EXISTS (SELECT 1 FROM "+pt+" pe WHERE pe.projection = ? AND pe.tenant = o.tenant"+
 		" AND pe.event_id = o.event_id AND pe.state IN ('done', 'dead')) ORDER BY o.id LIMIT ?"), args...)
 	if err != nil {

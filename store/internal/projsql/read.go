@@ -42,7 +42,7 @@ func (pr Projections) ReadOutbox(ctx context.Context, p store.OutboxScanParams) 
 	}
 	rows, err := d.DB.QueryContext(ctx, d.q("SELECT s.id, s.open, o.event_id, o.tenant, o.topic, o.event_type, o.partition_key, "+
 		"CASE WHEN s.open = 1 THEN o.headers END, CASE WHEN s.open = 1 THEN o.payload END, "+d.EpochMS("o.created_at")+
-		" FROM (SELECT o.id, CASE WHEN 1 = 1"+scope+" AND NOT EXISTS (SELECT 1 FROM "+pt+" pe WHERE pe.projection = ?"+
+		", "+d.DiffMS(d.Now, "o.created_at")+" FROM (SELECT o.id, CASE WHEN 1 = 1"+scope+" AND NOT EXISTS (SELECT 1 FROM "+pt+" pe WHERE pe.projection = ?"+
 		" AND pe.tenant = o.tenant AND pe.event_id = o.event_id AND pe.state IN ('done', 'dead')) THEN 1 ELSE 0 END AS open"+
 		" FROM "+ot+" o"+where+") s JOIN "+ot+" o ON o.id = s.id ORDER BY s.id"), args...)
 	if err != nil {
@@ -63,19 +63,22 @@ func (pr Projections) ReadOutbox(ctx context.Context, p store.OutboxScanParams) 
 	return page, d.wrap("read outbox "+p.Table, rows.Err())
 }
 
-// scanRead scans one row of ReadOutbox's query.
+// scanRead scans one row of ReadOutbox's (or ScanOutbox's) query; the
+// last column, the row's age in ms on the database clock, is Record.Age,
+// so a projection's lag does not depend on the reading host's clock.
 func scanRead(rows *sql.Rows) (store.Record, bool, error) {
 	var (
-		r       store.Record
-		open    int
-		headers sql.NullString
-		created int64
+		r              store.Record
+		open           int
+		headers        sql.NullString
+		created, ageMS int64
 	)
 	ev := &r.Event
 	if err := rows.Scan(&r.ID, &open, &ev.ID, &ev.Tenant, &ev.Topic, &ev.Type, &ev.PartitionKey, &headers, &ev.Payload,
-		&created); err != nil {
+		&created, &ageMS); err != nil {
 		return r, false, err
 	}
 	ev.Headers, ev.CreatedAt = decodeHeaders(headers.String), time.UnixMilli(created).UTC()
+	r.Age = time.Duration(max(ageMS, 0)) * time.Millisecond
 	return r, open == 1, nil
 }

@@ -51,13 +51,22 @@ func (r Reader) List(ctx context.Context, p store.ListParams, defaultLimit int) 
 	return recs, nil
 }
 
-// Get returns the row of eventID, or store.ErrNotFound.
+// Get returns the row of eventID with its attempt errors, or
+// store.ErrNotFound.
 func (r Reader) Get(ctx context.Context, table, eventID string) (store.Record, error) {
 	qt, err := r.Quote(table)
 	if err != nil {
 		return store.Record{}, err
 	}
-	recs, err := r.query(ctx, "SELECT "+RecordColumns("")+", "+r.Now+" FROM "+qt+" WHERE event_id = ?", eventID)
+	q := "SELECT " + RecordColumns("") + ", " + r.Now + ", attempt_errors FROM " + qt + " WHERE event_id = ?"
+	if r.Bind != nil {
+		q = r.Bind(q)
+	}
+	var recs []store.Record
+	rows, err := r.DB.QueryContext(ctx, q, eventID)
+	if err == nil {
+		recs, err = ScanWithErrors(rows)
+	}
 	switch {
 	case err != nil:
 		return store.Record{}, fmt.Errorf("%s: get %s %q: %w", r.Name, table, eventID, err)

@@ -68,14 +68,14 @@ func DecodeHeaders(s string) (map[string]string, error) {
 	}
 	var v any
 	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		return nil, headersError("it is not valid JSON (%v)", err)
+		return nil, headersError(s, "it is not valid JSON (%v)", err)
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
 		if v == nil {
 			return nil, nil
 		}
-		return nil, headersError("it is %s", jsonKind(v))
+		return nil, headersError(s, "it is %s", jsonKind(v))
 	}
 	out := make(map[string]string, len(obj))
 	// Sorted, so a row with several bad headers always names the same one.
@@ -83,9 +83,9 @@ func DecodeHeaders(s string) (map[string]string, error) {
 		str, ok := obj[k].(string)
 		switch {
 		case k == "":
-			return nil, headersError("a header has an empty name")
+			return nil, headersError(s, "a header has an empty name")
 		case !ok:
-			return nil, headersError("header %q is %s", k, jsonKind(obj[k]))
+			return nil, headersError(s, "header %q is %s", k, jsonKind(obj[k]))
 		}
 		out[k] = str
 	}
@@ -95,8 +95,9 @@ func DecodeHeaders(s string) (map[string]string, error) {
 	return out, nil
 }
 
-func headersError(format string, args ...any) error {
-	return fmt.Errorf("headers is not a JSON object of strings: "+format, args...)
+// headersError says why stored is not valid headers, keeping it verbatim.
+func headersError(stored, format string, args ...any) error {
+	return &store.HeadersError{Stored: stored, Reason: fmt.Sprintf(format, args...)}
 }
 
 // jsonKind names the JSON type of a decoded value, with an article.
@@ -176,6 +177,17 @@ type Cursor interface {
 // ReadRecords reads rows as ScanRecords (due false) or ScanClaimed (due
 // true) do, leaving them open for the caller to close.
 func ReadRecords(rows Cursor, due bool) ([]store.Record, error) {
+	return readRecords(rows, due, false)
+}
+
+// ScanWithErrors reads rows as ScanRecords does, with one more column
+// after the clock, attempt_errors, into Record.Errors; it closes rows.
+func ScanWithErrors(rows *sql.Rows) ([]store.Record, error) {
+	defer rows.Close()
+	return readRecords(rows, false, true)
+}
+
+func readRecords(rows Cursor, due, withErrors bool) ([]store.Record, error) {
 	var recs []store.Record
 	for rows.Next() {
 		var r store.Record
@@ -186,13 +198,18 @@ func ReadRecords(rows Cursor, due bool) ([]store.Record, error) {
 		dest := []any{&r.ID, &r.Event.ID, &r.Event.Tenant, &r.Event.Topic, &r.Event.Type,
 			&r.Event.PartitionKey, &headers, &r.Event.Payload, &status, &r.Attempts, &r.LastError,
 			&r.Event.CreatedAt, &r.AvailableAt, &delivered, &receipt, &r.LeaseOwner, &now}
+		var attemptErrors sql.NullString
 		if due {
 			dest = append(dest, &dueAt)
+		}
+		if withErrors {
+			dest = append(dest, &attemptErrors)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		Finish(&r, status, headers, delivered, receipt, now)
+		r.Errors = DecodeAttemptErrors(attemptErrors.String)
 		if due {
 			r.DueFor = max(now.Sub(dueAt), 0)
 		}

@@ -1,0 +1,15 @@
+-- The errors of the last failed attempts (store.Record.Errors). Up to
+-- version 2 a row kept only its last error; version 3 adds attempt_errors,
+-- a JSON array of the last store.MaxAttemptErrors failures ({"n": attempt,
+-- "at": Unix ms, "e": error}), which Retry and Kill append to in the
+-- statement that marks the failure. NULL until a row first fails; a
+-- delivery never writes it. INSERTs that list their columns (docs/sql.md)
+-- are unchanged.
+--
+-- Locking: adding a nullable column without a default changes the
+-- catalog only (no row is rewritten); the ALTER holds the table's ACCESS
+-- EXCLUSIVE lock for a moment. It commits together with its version record
+-- (migrations run in one transaction), and IF NOT EXISTS makes a repeat
+-- harmless all the same. Relays of an older
+-- build keep working on an upgraded table (they do not write the column).
+ALTER TABLE "{{table}}" ADD COLUMN IF NOT EXISTS attempt_errors JSONB;
