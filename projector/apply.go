@@ -76,7 +76,7 @@ func (p *Projector) handleBatch(ctx context.Context, msgs []broker.Received) {
 		ps[i] = store.ApplyParams{Lease: p.cfg.Lease, ProjectionKey: store.ProjectionKey{Table: p.cfg.Table,
 			Projection: p.cfg.Name, Tenant: m.Event.Tenant, EventID: m.Event.ID}}
 	}
-	res, err := p.cfg.Store.ApplyBatch(ctx, ps, func(tx *sql.Tx, i int) error { return p.call(ctx, tx, msgs[i].Event) })
+	res, err := p.applyBatch(ctx, ps, msgs)
 	if err != nil {
 		// Nothing committed (or ctx ended): each message on its own.
 		res = make([]store.ApplyResult, len(msgs))
@@ -106,6 +106,33 @@ func (p *Projector) handleBatch(ctx context.Context, msgs []broker.Received) {
 			p.handle(ctx, m)
 		}
 	}
+}
+
+// applyBatch applies msgs through the store: from their statements, in
+// lock order (lockOrder permutes msgs and ps), when the projection gives
+// them and the store sends them at once; else through the handler.
+func (p *Projector) applyBatch(ctx context.Context, ps []store.ApplyParams, msgs []broker.Received) ([]store.ApplyResult, error) {
+	sa, ok := p.cfg.Store.(store.StatementApplier)
+	if !ok || p.cfg.Statements == nil {
+		return p.cfg.Store.ApplyBatch(ctx, ps, func(tx *sql.Tx, i int) error { return p.call(ctx, tx, msgs[i].Event) })
+	}
+	stmts, errs := make([][]store.Stmt, len(msgs)), make([]error, len(msgs))
+	for i, m := range msgs {
+		stmts[i], errs[i] = p.statements(m.Event)
+	}
+	lockOrder(msgs, ps, stmts, errs)
+	return sa.ApplyStatements(ctx, ps, func(i int) ([]store.Stmt, error) { return stmts[i], errs[i] })
+}
+
+// statements runs Config.Statements, turning a panic into an error as call
+// does for the handler.
+func (p *Projector) statements(ev herald.Event) (ss []store.Stmt, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("handler panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return p.cfg.Statements(ev)
 }
 
 // fail records a handler failure and reports whether the event is now dead

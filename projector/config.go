@@ -43,6 +43,13 @@ type Config struct {
 	Store store.ProjectionStore
 	// Handler applies one event. Required.
 	Handler Handler
+	// Statements, when set, returns the statements Handler would run for
+	// an event (or the error it would return before running any): on a
+	// store that can send them without waiting for each answer
+	// (store.StatementApplier: PostgreSQL), a batch is applied from them in
+	// one round trip instead of through Handler. It must describe exactly
+	// what Handler does. Optional; package sqlproj sets it.
+	Statements func(ev herald.Event) ([]store.Stmt, error)
 	// Reset clears the read model for Rebuild. Optional.
 	Reset ResetFunc
 	// Logger receives failures and dead events. Defaults to slog.Default().

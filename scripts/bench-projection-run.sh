@@ -3,7 +3,7 @@
 # process, a config file, 8 workers, one upsert per event into a 1,000-row read
 # model) beside the minimal ledger (minledger -w 8 -tx 32), alternating in each
 # of R rounds, from the outbox table (source.outbox) and, with SOURCE=nats,
-# from a NATS stream that a lane fills first. Usage:
+# from a NATS stream that a lane (a herald run of its own) fills first. Usage:
 #   PEERS_BIN=dir-with-minledger scripts/bench-projection-run.sh mysql|postgres [N] [rounds]
 # The rate is taken on the database clock: applied events over the span of
 # the ledger rows' updated_at (start-up excluded). PRELOAD=M puts M finished
@@ -38,7 +38,8 @@ else
   upsert="ON CONFLICT (user_id) DO UPDATE SET total = projrun_model.total + excluded.total"
   model="CREATE TABLE IF NOT EXISTS projrun_model (user_id BIGINT PRIMARY KEY, total BIGINT NOT NULL)"
 fi
-# config ROUND: the run's config (a stream of its own per round for SOURCE=nats).
+# config ROUND [PART]: the run's config (a stream of its own per round for
+# SOURCE=nats); PART lane is the lane alone, projection the projection alone.
 config() {
   local lane="" src="{outbox: herald_projrun}"
   if [ "${SOURCE:-outbox}" = nats ]; then
@@ -46,12 +47,16 @@ config() {
   - {name: projrun, table: herald_projrun, broker: nats, destination: \"projrun$1.{event_type}\", batch_size: 1000, concurrency: 2}"
     src="{broker: nats, destination: projrun$1.Gave}"
   fi
+  [ "${2:-}" = projection ] && lane=""
   cat <<YAML
 store: {driver: $driver, dsn: "$dsn"}
 brokers:
   nats: {type: nats, url: "$nats", stream: PROJRUN$1, subjects: ["projrun$1.>"], create_stream: true}
 admin: {addr: "127.0.0.1:0"}
 $lane
+YAML
+  [ "${2:-}" = lane ] && return
+  cat <<YAML
 projections:
   - name: projrun
     source: $src
@@ -77,10 +82,27 @@ reset() {
   fi
 }
 applied() { sql "SELECT COUNT(*) FROM herald_projection_events WHERE projection = 'projrun' AND state = 'done'"; }
+delivered() { sql "SELECT COUNT(*) FROM herald_projrun WHERE status = 'delivered'"; }
+# fill_stream BIN ROUND: a run of the lane alone until it delivered every
+# pending row, so that the projection reads a full stream (when both ran in
+# one process, the projection only kept pace with the lane filling it).
+fill_stream() {
+  config "$2" lane >"$work/lane$2.yaml"
+  "$1" run --config "$work/lane$2.yaml" >"$work/lane.log" 2>&1 & local pid=$!
+  local deadline=$((SECONDS + 300))
+  until [ "$(delivered)" -ge "$((n + preload))" ]; do
+    kill -0 $pid 2>/dev/null || { tail "$work/lane.log" >&2; return 1; }
+    [ $SECONDS -lt $deadline ] || { echo "timeout filling the stream" >&2; kill -TERM $pid; return 1; }
+    sleep 0.5
+  done
+  kill -TERM $pid; wait $pid || true
+}
 # run_rate BIN ROUND: fill, run until every event is applied, stop; the rate
 # of the events applied in this run on the database clock.
 run_rate() {
-  reset; fill "$n" pending; config "$2" >"$work/run$2.yaml"
+  reset; fill "$n" pending
+  if [ "$source" = nats ]; then fill_stream "$1" "$2"; config "$2" projection >"$work/run$2.yaml"
+  else config "$2" >"$work/run$2.yaml"; fi
   local t0; t0=$(sql "SELECT MAX(updated_at) FROM herald_projection_events WHERE projection = 'projrun'")
   local prof=""; [ -n "${CPUPROFILE:-}" ] && [ "$2" = "$rounds" ] && prof="--cpuprofile=$CPUPROFILE"
   "$1" run --config "$work/run$2.yaml" $prof >"$work/run.log" 2>&1 & local pid=$!

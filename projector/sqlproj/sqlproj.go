@@ -63,6 +63,7 @@ type Compiled struct {
 	Projection
 	store store.Store
 	stmts []Statement
+	names []string // "projection NAME: statement I", the prefix of its errors
 }
 
 // Prepare compiles p's statements for s's dialect and prepares each one
@@ -80,6 +81,7 @@ func Prepare(ctx context.Context, p Projection, s store.Store, path string) (*Co
 			return nil, fmt.Errorf("%s.statements[%d]: %w", path, i, err)
 		}
 		c.stmts = append(c.stmts, st)
+		c.names = append(c.names, fmt.Sprintf("projection %s: statement %d", p.Name, i))
 	}
 	return c, nil
 }
@@ -97,19 +99,36 @@ func prepare(ctx context.Context, db *sql.DB, q string) error {
 
 // Handler runs the statements for one event in the ledger's transaction.
 func (c *Compiled) Handler(ctx context.Context, tx *sql.Tx, ev herald.Event) error {
-	for i, st := range c.stmts {
-		args, err := st.Args(ev)
-		if err == nil {
-			_, err = tx.ExecContext(ctx, st.SQL, args...)
-		}
-		if err != nil {
-			return fmt.Errorf("projection %s: statement %d: %w", c.Name, i, err)
+	ss, err := c.Statements(ev)
+	if err != nil {
+		return err
+	}
+	for _, st := range ss {
+		if _, err := tx.ExecContext(ctx, st.SQL, st.Args...); err != nil {
+			return fmt.Errorf("%s: %w", st.Name, err)
 		}
 	}
 	return nil
 }
 
+// Statements returns the statements for one event with their arguments:
+// what Handler runs, for a store that sends a batch's statements at once
+// (projector.Config.Statements). A parameter the event lacks is an error
+// naming the statement.
+func (c *Compiled) Statements(ev herald.Event) ([]store.Stmt, error) {
+	out := make([]store.Stmt, len(c.stmts))
+	for i, st := range c.stmts {
+		args, err := st.Args(ev)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.names[i], err)
+		}
+		out[i] = store.Stmt{SQL: st.SQL, Args: args, Name: c.names[i]}
+	}
+	return out, nil
+}
+
 // Projector returns the projector of c on the store it was prepared on.
 func (c *Compiled) Projector(log *slog.Logger) (*projector.Projector, error) {
-	return projector.New(projector.Config{Settings: c.Settings, Store: c.store, Handler: c.Handler, Logger: log})
+	return projector.New(projector.Config{Settings: c.Settings, Store: c.store, Handler: c.Handler,
+		Statements: c.Statements, Logger: log})
 }

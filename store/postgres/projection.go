@@ -21,12 +21,17 @@ var _ store.ProjectionStore = (*Store)(nil)
 // its outcome, so a concurrent duplicate resolves to "done" (or to a clean
 // claim when the other rolled back) instead of an error.
 func (s *Store) projectionDialect() projsql.Dialect {
+	var pipeline func(context.Context, []store.Stmt) (int, error)
+	if s.pipelined {
+		pipeline = s.pipelineTx
+	}
 	return projsql.Dialect{
-		Name:   "postgres store",
-		DB:     s.db,
-		Begin:  s.beginProjection,
-		Dollar: true,
-		Quote:  func(n string) string { return `"` + n + `"` },
+		Pipeline: pipeline,
+		Name:     "postgres store",
+		DB:       s.db,
+		Begin:    s.beginProjection,
+		Dollar:   true,
+		Quote:    func(n string) string { return `"` + n + `"` },
 		// clock_timestamp, not now(): an apply's transaction may be old by
 		// the time it marks or compares.
 		Now:     "clock_timestamp()",

@@ -40,6 +40,7 @@ var projectionTests = []struct {
 	{"ApplyBatch", testApplyBatch},
 	{"ApplyNewBatch", testApplyNewBatch},
 	{"ConcurrentBatches", testConcurrentBatches},
+	{"ApplyStatements", testApplyStatements},
 }
 
 // projHarness is one test's store, projection table and read model: a

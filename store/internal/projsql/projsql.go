@@ -63,6 +63,13 @@ type Dialect struct {
 	// projection table (PostgreSQL refreshes its planner statistics when
 	// they are stale).
 	BeforeScan func(ctx context.Context, table string)
+	// Pipeline, when set, runs stmts as one READ COMMITTED transaction
+	// without waiting for each statement's answer: BEGIN, stmts in order,
+	// COMMIT, in one round trip. It returns -1 and nil once committed; the
+	// index of the first statement the server refused and its error
+	// (nothing committed); or -1 and an error when the transaction failed
+	// otherwise (the connection, the commit). Used only with Duplicate.
+	Pipeline func(ctx context.Context, stmts []store.Stmt) (failed int, err error)
 	// Write, when set, runs the writes made outside a transaction of
 	// Begin (ReplayProjection, CleanupProjection): SQLite's takes the
 	// store's write slot around them. Nil runs them as they are.
@@ -165,6 +172,19 @@ func (d *Dialect) applyOnce(ctx context.Context, t string, p store.ApplyParams, 
 // ApplyBatch implements store.ProjectionStore.ApplyBatch.
 func (pr Projections) ApplyBatch(ctx context.Context, ps []store.ApplyParams, fn func(tx *sql.Tx, i int) error) ([]store.ApplyResult, error) {
 	d := pr.d
+	return d.applyBatch(ctx, ps, func(tables []string, ps []store.ApplyParams, res []store.ApplyResult) (int, error, error) {
+		return d.applyPrefix(ctx, tables, ps, fn, res)
+	})
+}
+
+// prefixFunc applies ps in one transaction, stopping at the first handler
+// failure, as applyPrefix does.
+type prefixFunc func(tables []string, ps []store.ApplyParams, res []store.ApplyResult) (failed int, herr error, err error)
+
+// applyBatch runs prefix on ps, then (after a handler failure) on the
+// items before the failing one, which the failure rolled back, until a
+// prefix commits.
+func (d *Dialect) applyBatch(ctx context.Context, ps []store.ApplyParams, prefix prefixFunc) ([]store.ApplyResult, error) {
 	tables := make([]string, len(ps))
 	for i, p := range ps {
 		t, err := d.table(p.Table)
@@ -183,7 +203,7 @@ func (pr Projections) ApplyBatch(ctx context.Context, ps []store.ApplyParams, fn
 			herr   error
 		)
 		err := sqltx.Retry(ctx, d.Retryable, func() (err error) {
-			failed, herr, err = d.applyPrefix(ctx, tables[:n], ps[:n], fn, res)
+			failed, herr, err = prefix(tables[:n], ps[:n], res)
 			return err
 		})
 		if err != nil {
@@ -212,6 +232,14 @@ func (d *Dialect) applyPrefix(ctx context.Context, tables []string, ps []store.A
 	if failed, herr, done, err := d.applyNew(ctx, tables, ps, fn, res); done || err != nil {
 		return failed, herr, err
 	}
+	return d.applyEach(ctx, tables, ps, fn, res)
+}
+
+// applyEach is applyPrefix event by event: each row claimed (inserted, or
+// read under a lock and taken over when due), the handler run, the row
+// marked done; one commit.
+func (d *Dialect) applyEach(ctx context.Context, tables []string, ps []store.ApplyParams,
+	fn func(tx *sql.Tx, i int) error, res []store.ApplyResult) (failed int, herr error, err error) {
 	tx, release, err := d.Begin(ctx)
 	if err != nil {
 		return -1, nil, fmt.Errorf("%s: apply batch: %w", d.Name, err)
