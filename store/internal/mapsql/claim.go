@@ -176,7 +176,17 @@ func (t *Table) recordColumns(due string) string {
 	}
 	return c.ID + ", " + c.Type + ", " + or(c.Tenant, "''") + ", " + or(c.Key, "''") + ", " + or(c.Topic, "''") + ", " +
 		or(c.Headers, "''") + ", " + c.Payload + ", " + created + ", " + or(c.Attempts, "0") + ", " +
-		now + ", " + t.millis(due) + ", " + age + t.extraColumns()
+		now + ", " + t.millis(due) + ", " + age + t.extraColumns() + t.receiptColumn()
+}
+
+// receiptColumn is ", receipt" where the table maps one: a claim reads
+// the number of the event's last replay from it (replaynext.go), for the
+// broker's dedupe id. It comes after extraColumns, last.
+func (t *Table) receiptColumn() string {
+	if t.c.Receipt == "" {
+		return ""
+	}
+	return ", " + t.c.Receipt
 }
 
 // recordFields is how many columns recordColumns reads before extraColumns.
@@ -222,6 +232,9 @@ func (t *Table) scanRecords(rows *sql.Rows) ([]store.Record, position, error) {
 		last = position{due: dueMs.Int64, id: ev.ID}
 		r.Age = time.Duration(max(ageMs.Int64, 0)) * time.Millisecond
 		r.Status = store.StatusInFlight
+		if t.c.Receipt != "" {
+			r.Receipt.Replay = receiptOf(text(values[len(values)-1])).Replay
+		}
 		recs = append(recs, r)
 	}
 	return recs, last, rows.Err()
