@@ -55,3 +55,50 @@ func testAdoptConfigCheck(t *testing.T, db inspectDB) {
 		t.Errorf("config check of a missing table: exit %d, want %d naming lanes[1] (shop).table: %s%s", code, ExitUsage, out, errOut)
 	}
 }
+
+// Rule: for a lane with ordering: key, `herald adopt --lane` (and config
+// check) print the indexes its ordered claims need that the table lacks,
+// (key, created_at) and (status, created_at), and no longer once made.
+func TestAdoptOrderedLaneIndexes(t *testing.T) {
+	for _, db := range inspectDBs {
+		t.Run(db.name, func(t *testing.T) {
+			sh := newShop(t, db)
+			cfg := sh.config(strings.Replace(sh.lane("{id: event_id, type: event_type, key: app_code, payload: payload_json, "+
+				"created_at: created_at_ms, status: status, attempts: retry_count, next_attempt: next_retry_at_ms, "+
+				"lease_until: lock_until_ms, lease_owner: worker_id, last_error: last_error}"), "pending: [pending, retryable]",
+				"pending: [pending, retryable, paused]", 1) + "    ordering: key\n")
+			var stmts []string
+			for _, args := range [][]string{{"adopt", "--lane", "shop"}, {"config", "check"}} {
+				code, out, errOut := cliRun(t, append(args, "--config", cfg)...)
+				if code != ExitOK {
+					t.Fatalf("%v: exit %d: %s%s", args, code, out, errOut)
+				}
+				for _, cols := range []string{"app_code" + db.quote + ", " + db.quote + "created_at_ms", "status" + db.quote + ", " + db.quote + "created_at_ms"} {
+					if !strings.Contains(out, cols) {
+						t.Errorf("%v: no CREATE INDEX on (%s):\n%s", args, cols, out)
+					}
+				}
+				stmts = regexpAll(out)
+			}
+			for _, s := range stmts {
+				if strings.Contains(s, "created_at_ms") {
+					sh.exec(s)
+				}
+			}
+			if code, out, errOut := cliRun(t, "adopt", "--lane", "shop", "--config", cfg); code != ExitOK || strings.Contains(strings.Join(regexpAll(out), "\n"), "created_at_ms") {
+				t.Errorf("after the indexes were made: exit %d, still proposed: %s%s", code, out, errOut)
+			}
+		})
+	}
+}
+
+// regexpAll returns the CREATE INDEX statements in a command's comments.
+func regexpAll(out string) []string {
+	var stmts []string
+	for _, line := range strings.Split(out, "\n") {
+		if i := strings.Index(line, "CREATE INDEX"); i >= 0 {
+			stmts = append(stmts, strings.TrimSuffix(line[i:], ";"))
+		}
+	}
+	return stmts
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/lane"
 )
 
 // checkMappedTables checks each mapped lane's table against its mapping
@@ -51,7 +52,7 @@ func (a *app) checkMappedLane(ctx context.Context, f *config.File, key string, l
 	if len(info.Columns) == 0 {
 		return []string{fmt.Sprintf("%s.table: table %s does not exist in store %s", key, l.Table, storeName)}, nil
 	}
-	r := &adoptReport{Table: l.Table, Mapping: l.Mapping()}
+	r := &adoptReport{Table: l.Table, Mapping: l.Mapping(), ordered: l.Ordering == lane.OrderingKey}
 	if err := r.check(ctx, ins, key); err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package mapsql
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,9 +13,6 @@ import (
 	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
-// ErrUnsupported is returned for claims a mapped table cannot serve yet.
-var ErrUnsupported = errors.New("not supported on a mapped table")
-
 // Claim leases up to p.Limit claimable rows in one transaction: due
 // pending rows by their next attempt, then in-flight rows whose lease ran
 // out (an old worker's as well as Herald's), each read locking its rows
@@ -24,9 +20,6 @@ var ErrUnsupported = errors.New("not supported on a mapped table")
 // way take disjoint rows. The rows are then set in flight under the
 // claim's owner and token with a lease on the database clock.
 func (t *Table) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
-	if p.Ordered {
-		return nil, fmt.Errorf("%s: claim from %s: ordered lanes are %w", t.ts.d.Name, t.name, ErrUnsupported)
-	}
 	if p.Limit <= 0 || p.Lease <= 0 {
 		return nil, fmt.Errorf("%s: claim from %s: limit %d and lease %v must be positive", t.ts.d.Name, t.name, p.Limit, p.Lease)
 	}
@@ -40,6 +33,13 @@ func (t *Table) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 		order := t.claimOrder
 		if p.HandedOver {
 			order = t.handedOverOrder // a log lane's workers (logrows.go)
+		}
+		if p.Ordered { // ordered.go
+			var err error
+			if recs, err = t.lockOrdered(ctx, tx, p, order(p.Lease)); err != nil {
+				return err
+			}
+			return t.lease(ctx, tx, p, recs)
 		}
 		for _, status := range order(p.Lease) {
 			room := p.Limit - len(recs)
