@@ -47,49 +47,80 @@ func fileIndex(file string) uint32 {
 	return uint32(n)
 }
 
+// recorded is what herald_log_lanes holds of a lane's place in the log.
+type recorded struct {
+	pos position // file "" before the first start (or after a failover, until a batch is recorded)
+	// server is the @@server_id whose binary log pos belongs to (0:
+	// recorded before GTIDs were kept), gtid the GTID position at pos.
+	server int64
+	gtid   string
+}
+
 // takeLease makes the lane's row (first time) and takes its lease if it is
-// free, expired or ours; it returns the recorded position (file "" before
-// the first start).
-func (s *Store) takeLease(ctx context.Context, p store.LogParams) (position, error) {
-	var pos position
+// free, expired or ours; it returns what the row records.
+func (s *Store) takeLease(ctx context.Context, p store.LogParams) (recorded, error) {
+	var rec recorded
+	pos := &rec.pos
 	if _, err := s.DB().ExecContext(ctx, `INSERT IGNORE INTO herald_log_lanes (lane, table_name) VALUES (?, ?)`, p.Lane, p.Table); err != nil {
-		return pos, fmt.Errorf("mysql store: log lane %s: %w", p.Lane, err)
+		return rec, fmt.Errorf("mysql store: log lane %s: %w", p.Lane, err)
 	}
 	res, err := s.DB().ExecContext(ctx, `UPDATE herald_log_lanes SET owner = ?,
   lease_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 WHERE lane = ? AND (owner = ? OR owner = '' OR lease_until < UTC_TIMESTAMP(6))`,
 		p.Owner, sqlbuild.Micros(p.Lease), p.Lane, p.Owner)
 	if err != nil {
-		return pos, fmt.Errorf("mysql store: log lane %s: lease: %w", p.Lane, err)
+		return rec, fmt.Errorf("mysql store: log lane %s: lease: %w", p.Lane, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return pos, store.ErrLogLeaseHeld
+		return rec, store.ErrLogLeaseHeld
 	}
 	var off int64
-	err = s.DB().QueryRowContext(ctx, `SELECT log_file, position & 0xffffffff FROM herald_log_lanes WHERE lane = ?`, p.Lane).
-		Scan(&pos.file, &off)
+	err = s.DB().QueryRowContext(ctx, `SELECT log_file, position & 0xffffffff, server_id, gtid_pos FROM herald_log_lanes WHERE lane = ?`, p.Lane).
+		Scan(&pos.file, &off, &rec.server, &rec.gtid)
 	if errors.Is(err, sql.ErrNoRows) {
-		return pos, store.ErrLogLeaseHeld // deleted meanwhile (recovery): try again
+		return rec, store.ErrLogLeaseHeld // deleted meanwhile (recovery): try again
 	}
 	pos.offset = uint32(off)
-	return pos, err
+	return rec, err
 }
 
-// renewLeaseIn extends the lease and records pos, if the lease is still
-// ours; a position never moves back. MySQL applies SET assignments left to
-// right, so log_file is compared with the position before it moves.
-func renewLeaseIn(ctx context.Context, db loglane.Execer, p store.LogParams, pos position) error {
+// renewLeaseIn extends the lease and records pos of server, with gtid the
+// GTID position there ("" if unknown: the one recorded before stays, an
+// earlier place, which resumes with duplicates, never a gap; a lane recorded
+// before GTIDs were kept gets one at its first write), if the lease
+// is still ours; a position never moves back. MySQL applies SET
+// assignments left to right, so log_file and gtid_pos are compared with
+// the position before it moves.
+func renewLeaseIn(ctx context.Context, db loglane.Execer, p store.LogParams, pos position, server int64, gtid string) error {
 	enc := int64(pos.encode())
 	res, err := db.ExecContext(ctx, `UPDATE herald_log_lanes SET log_file = IF(? > position, ?, log_file),
-  position = GREATEST(position, ?), updated_at = UTC_TIMESTAMP(6),
+  gtid_pos = IF((? > position OR gtid_pos = '' AND ? = position) AND ? <> '', ?, gtid_pos),
+  position = GREATEST(position, ?), server_id = ?, updated_at = UTC_TIMESTAMP(6),
   lease_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 WHERE lane = ? AND owner = ? AND lease_until >= UTC_TIMESTAMP(6)`,
-		enc, pos.file, enc, sqlbuild.Micros(p.Lease), p.Lane, p.Owner)
+		enc, pos.file, enc, enc, gtid, gtid, enc, server, sqlbuild.Micros(p.Lease), p.Lane, p.Owner)
 	if err != nil {
 		return fmt.Errorf("mysql store: log lane %s: position: %w", p.Lane, err)
 	}
 	// RowsAffected counts changed rows: an update within the same
 	// microsecond changes lease_until all the same, as it moves forward.
+	if n, _ := res.RowsAffected(); n == 0 {
+		return store.ErrLogLeaseLost
+	}
+	return nil
+}
+
+// rebase starts the lane's record over on another server (a failover to a
+// replica): the old server's file and offset mean nothing here, so they go
+// (a position on this server's log starts from zero), while gtid_pos stays
+// as the place to resume from until the first batch here is recorded.
+func rebase(ctx context.Context, db loglane.Execer, p store.LogParams, server int64) error {
+	res, err := db.ExecContext(ctx, `UPDATE herald_log_lanes SET log_file = '', position = 0, server_id = ?,
+  updated_at = UTC_TIMESTAMP(6), lease_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+WHERE lane = ? AND owner = ? AND lease_until >= UTC_TIMESTAMP(6)`, server, sqlbuild.Micros(p.Lease), p.Lane, p.Owner)
+	if err != nil {
+		return fmt.Errorf("mysql store: log lane %s: moving its position to server_id %d: %w", p.Lane, server, err)
+	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return store.ErrLogLeaseLost
 	}

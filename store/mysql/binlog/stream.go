@@ -53,6 +53,13 @@ type logStream struct {
 	// Herald's log tables: only such transactions move an idle lane's
 	// position, else each position write would move it again.
 	txOther bool
+	// server is the @@server_id of the server read; gtids follows the
+	// GTID position (MariaDB); byGTID is the GTID position the dump
+	// started from after a failover ("": it started from a file and offset).
+	server      int64
+	gtids       gtidTrack
+	byGTID      string
+	checksummed bool // events end with a CRC32 (binlog_checksum)
 }
 
 // Next reads whole transactions until limit events, or until wait passed
@@ -103,8 +110,11 @@ func (st *logStream) handle(ev vtmysql.BinlogEvent, b *store.LogBatch) (bool, er
 		st.format = f
 		return false, nil
 	}
-	if st.format.IsZero() || ev.IsHeartbeat() {
-		return false, nil // the dump's first, fake rotate; heartbeats
+	if st.format.IsZero() {
+		return false, st.fakeRotate(ev) // the dump's first event
+	}
+	if ev.IsHeartbeat() {
+		return false, nil
 	}
 	ev, _, err := ev.StripChecksum(st.format)
 	if err != nil {
@@ -124,11 +134,12 @@ func (st *logStream) apply(ev vtmysql.BinlogEvent, b *store.LogBatch) (bool, err
 		st.cur = next
 		st.tables = nil // table ids are per file
 	case ev.IsGTID():
-		_, begins, _, _, err := ev.GTID(st.format)
+		gtid, begins, _, _, err := ev.GTID(st.format)
 		if err != nil {
 			return false, fmt.Errorf("mysql store: binlog GTID event: %w", err)
 		}
 		st.inTx, st.tx, st.txOther = begins, st.tx[:0], false
+		st.gtids.begin(gtid)
 	case ev.IsXID():
 		return st.commit(ev, b, true), nil
 	case ev.IsQuery():
@@ -158,6 +169,27 @@ func rotation(ev vtmysql.BinlogEvent, f vtmysql.BinlogFormat) (position, error) 
 		return position{}, fmt.Errorf("mysql store: binlog rotate event of %d bytes", len(data))
 	}
 	return position{file: string(data[8:]), offset: uint32(binary.LittleEndian.Uint64(data))}, nil
+}
+
+// fakeRotate reads the rotate event a dump starts with, before the format
+// description: the file the server starts sending from. A dump from a GTID
+// position learns its file only from it; a dump from a file and offset
+// knows them already.
+func (st *logStream) fakeRotate(ev vtmysql.BinlogEvent) error {
+	if !ev.IsRotate() || st.cur.file != "" {
+		return nil
+	}
+	const v4Header = 19
+	data := ev.Bytes()
+	if st.checksummed {
+		data = data[:len(data)-4]
+	}
+	if len(data) < v4Header+9 {
+		return fmt.Errorf("mysql store: binlog rotate event of %d bytes", len(ev.Bytes()))
+	}
+	st.cur = position{file: string(data[v4Header+8:]), offset: uint32(binary.LittleEndian.Uint64(data[v4Header:]))}
+	st.base = st.cur.base()
+	return nil
 }
 
 // query handles BEGIN, COMMIT and ROLLBACK of transactions without a GTID
@@ -213,6 +245,7 @@ func (st *logStream) writeRows(ev vtmysql.BinlogEvent) error {
 // before: the server sent it again.
 func (st *logStream) commit(ev vtmysql.BinlogEvent, b *store.LogBatch, keep bool) bool {
 	st.inTx = false
+	st.gtids.commit()
 	st.cur.offset = uint32(ev.NextPosition())
 	end := st.cur.encode()
 	if end <= st.skipTo {
@@ -224,6 +257,7 @@ func (st *logStream) commit(ev vtmysql.BinlogEvent, b *store.LogBatch, keep bool
 	}
 	if st.txOther {
 		b.End = max(b.End, end)
+		st.gtids.endAt(end)
 	}
 	st.tx = st.tx[:0]
 	return true
@@ -239,7 +273,7 @@ func heraldLogTable(tm *vtmysql.TableMap) bool {
 func (st *logStream) keepAlive(ctx context.Context) error {
 	st.pos.CatchUp()
 	return st.pos.KeepLease(ctx, st.p.Lease, func(ctx context.Context, pos uint64) error {
-		return renewLeaseIn(ctx, st.s.DB(), st.p, decode(st.base, pos))
+		return renewLeaseIn(ctx, st.s.DB(), st.p, decode(st.base, pos), st.server, st.gtids.recorded(pos))
 	})
 }
 
@@ -251,7 +285,9 @@ func (st *logStream) Record(ctx context.Context, end uint64, ds []store.Delivery
 			return fmt.Errorf("mysql store: journaling %d log events delivered: %w", len(ds), err)
 		}
 		return nil
-	}, func(tx *sql.Tx) error { return renewLeaseIn(ctx, tx, st.p, decode(st.base, end)) })
+	}, func(tx *sql.Tx) error {
+		return renewLeaseIn(ctx, tx, st.p, decode(st.base, end), st.server, st.gtids.recorded(end))
+	})
 }
 
 // Close ends the dump and gives the lease up.
