@@ -67,7 +67,8 @@ func (l Lane) Validate() error {
 }
 
 // validateMapped checks a lane on a mapped table: the mapping itself, and
-// the lane settings a mapped table cannot serve yet (docs/adopt.md).
+// the lane settings that need columns the mapping lacks or that a mapped
+// table cannot serve yet (docs/adopt.md).
 func (l Lane) validateMapped(m store.Mapping) []error {
 	var errs []error
 	if err := m.Validate(); err != nil {
@@ -75,11 +76,16 @@ func (l Lane) validateMapped(m store.Mapping) []error {
 	}
 	refuse := func(key, why string) { errs = append(errs, fmt.Errorf("%s: %s", key, why)) }
 	if l.Ordering == OrderingKey {
-		refuse("ordering", "key is not supported on a mapped table (columns) yet")
+		switch {
+		case m.Columns.Key == "" || m.Columns.CreatedAt == "":
+			refuse("ordering", "key needs columns.key and columns.created_at on a mapped table (a key's order is its rows' created_at, then event id)")
+		case l.Source == SourceLog:
+			refuse("ordering", "key is not supported on a mapped log lane (source: log) yet")
+		}
 	}
 	errs = append(errs, l.validateMappedLog(m)...)
-	if l.FairTenants {
-		refuse("fair_tenants", "is not supported on a mapped table (columns) yet")
+	if l.FairTenants && m.Columns.Tenant == "" {
+		refuse("fair_tenants", "needs columns.tenant on a mapped table")
 	}
 	if l.Retention.Active > 0 && m.Columns.CreatedAt == "" {
 		refuse("retention.active", "needs columns.created_at on a mapped table")

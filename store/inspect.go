@@ -85,3 +85,10 @@ func (m Mapping) KeysOf(column string) []string {
 	}
 	return out
 }
+
+// OrderIndexer is an optional Inspector ability: the indexes an ordered
+// lane (ordering: key) on a mapped table needs beyond CheckMapping's,
+// as CREATE INDEX statements of those the table lacks (docs/adopt.md).
+type OrderIndexer interface {
+	OrderIndexes(ctx context.Context, table string, m Mapping) (createIndexes []string, err error)
+}

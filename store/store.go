@@ -213,7 +213,8 @@ type ListParams struct {
 	AfterID int64
 	// AfterEventID pages a mapped table (Mapper), which has no row ids:
 	// its rows are listed in event id order, those after this one. A
-	// mapped table's listed records have ID 0.
+	// mapped table's listed records have as ID a number the store gives
+	// their event id for as long as it runs, which AfterID takes too.
 	AfterEventID string
 	Limit        int
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/daemon"
+	"github.com/heraldhq/herald/lane"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -39,6 +40,9 @@ func (a *app) adoptCommand() *cobra.Command {
 
 // adoptReport is what herald adopt found, printed as YAML comments or JSON.
 type adoptReport struct {
+	// ordered: the checked lane keeps per-key order, which needs indexes
+	// of its own (store.OrderIndexer).
+	ordered bool
 	Store   string       `json:"store"`
 	Table   string       `json:"table"`
 	Lane    string       `json:"lane,omitempty"`
@@ -102,7 +106,7 @@ func (a *app) adopt(ctx context.Context, o adoptOptions) error {
 	if l == nil {
 		err = r.propose(ctx, ins, info)
 	} else {
-		r.Mapping = l.Mapping()
+		r.Mapping, r.ordered = l.Mapping(), l.Ordering == lane.OrderingKey
 		err = r.check(ctx, ins, laneKey)
 	}
 	if err != nil {
@@ -175,6 +179,13 @@ func (r *adoptReport) check(ctx context.Context, ins store.Inspector, laneKey st
 		return err
 	}
 	r.CreateIndexes = append(r.CreateIndexes, create...)
+	if oi, ok := ins.(store.OrderIndexer); ok && r.ordered && me == nil {
+		more, err := oi.OrderIndexes(ctx, r.Table, r.Mapping)
+		if err != nil {
+			return err
+		}
+		r.CreateIndexes = append(r.CreateIndexes, more...)
+	}
 	if me != nil && slices.Contains(me.Missing, r.Mapping.Columns.Status) {
 		return nil // no status column to read values from
 	}

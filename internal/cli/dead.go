@@ -128,7 +128,11 @@ func (a *app) deadList(ctx context.Context, f deadFlags) error {
 	w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tEVENT ID\tTYPE\tKEY\tTENANT\tATTEMPTS\tDIED (UTC)\tLAST ERROR")
 	for _, r := range recs {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Event.ID, r.Event.Type, r.Event.PartitionKey,
+		id := r.ID
+		if mapped {
+			id = 0 // the store's number for the row lasts only as long as this process
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", id, r.Event.ID, r.Event.Type, r.Event.PartitionKey,
 			r.Event.Tenant, r.Attempts, diedAt(r.DiedAt), oneLine(r.LastError, 80))
 	}
 	return w.Flush()
@@ -206,7 +210,7 @@ func (a *app) deadChange(ctx context.Context, f deadFlags, ids []string, kind de
 	if f.all == (len(ids) > 0) {
 		return usagef("name the event ids to %s, or pass --all (not both)", kind.verb)
 	}
-	rt, scope, mapped, err := a.deadScope(ctx, f)
+	rt, scope, _, err := a.deadScope(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -234,12 +238,11 @@ func (a *app) deadChange(ctx context.Context, f deadFlags, ids []string, kind de
 		fallthrough
 	default:
 		var rows []int64
-		if n, rows, err = applyChange(ctx, rt.Store, scope, ids, kind, mapped); err != nil {
+		if n, rows, err = applyChange(ctx, rt.Store, scope, ids, kind); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stdout, "%s %d dead event(s)\n", kind.done, n)
-		// A mapped table has no row ids to follow the replayed rows by.
-		if kind == replayChange && !mapped {
+		if kind == replayChange {
 			err = a.reportReplay(ctx, rt.Store.Replays(), scope, rows, f.wait)
 		}
 	}
@@ -277,16 +280,11 @@ func (a *app) countChange(ctx context.Context, rt *daemon.Runtime, scope store.S
 // applyChange replays or purges the dead events of ids (all of scope's
 // when ids is empty) and returns how many it changed and, for a replay,
 // the rows it put back to pending. A replay goes through replay by query,
-// so each event's history records it and each gets a dedupe id of its own;
-// on a mapped table, whose rows have no row id for the history to name, it
-// is the store's plain Replay (and no rows are returned).
-func applyChange(ctx context.Context, s store.Store, scope store.Scope, ids []string, kind deadChangeKind, mapped bool) (int64, []int64, error) {
+// so each event's history records it and each gets a dedupe id of its own
+// (on a mapped table, where it has a receipt column: docs/adopt.md).
+func applyChange(ctx context.Context, s store.Store, scope store.Scope, ids []string, kind deadChangeKind) (int64, []int64, error) {
 	if kind != replayChange {
 		n, err := s.Purge(ctx, scope, ids)
-		return n, nil, err
-	}
-	if mapped {
-		n, err := s.Replay(ctx, scope, ids)
 		return n, nil, err
 	}
 	var rows []int64

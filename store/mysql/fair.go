@@ -32,6 +32,9 @@ const maxTenantDives = 64
 // millisecond a tenant walked. Type filters are not in the index: a lane
 // with them reads its tenants' rows.
 func (s *Store) ClaimableTenants(ctx context.Context, sc store.Scope, limit int) ([]string, error) {
+	if t := s.mappedTables().Get(sc.Table); t != nil {
+		return t.ClaimableTenants(ctx, sc, limit, nil) // a mapped table (docs/adopt.md)
+	}
 	table, err := quote(sc.Table)
 	if err != nil {
 		return nil, err

@@ -39,6 +39,9 @@ func (s *Store) ClaimableTenants(ctx context.Context, sc store.Scope, limit int)
 // (OFFSET 0 keeps the planner from pulling the descent up into the three
 // places that use its result, which would run it three times.)
 func (s *Store) ClaimableTenantsExcept(ctx context.Context, sc store.Scope, limit int, skip []string) ([]string, error) {
+	if t := s.mapped.Get(sc.Table); t != nil {
+		return t.ClaimableTenants(ctx, sc, limit, skip) // a mapped table (docs/adopt.md)
+	}
 	table, err := quote(sc.Table)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,9 @@ var errBadTenantList = errors.New("sqlite store: bad tenant list parameters")
 // MySQL/MariaDB and PostgreSQL, where both are index dives per tenant; on
 // SQLite they work, at a cost that grows with the backlog.
 func (s *Store) ClaimableTenants(ctx context.Context, sc store.Scope, limit int) ([]string, error) {
+	if t := s.mapped.Get(sc.Table); t != nil {
+		return t.ClaimableTenants(ctx, sc, limit, nil) // a mapped table (docs/adopt.md)
+	}
 	qt, err := quote(sc.Table)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package mapsql
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,9 +13,6 @@ import (
 	"github.com/heraldhq/herald/store/internal/sqlscan"
 )
 
-// ErrUnsupported is returned for claims a mapped table cannot serve yet.
-var ErrUnsupported = errors.New("not supported on a mapped table")
-
 // Claim leases up to p.Limit claimable rows in one transaction: due
 // pending rows by their next attempt, then in-flight rows whose lease ran
 // out (an old worker's as well as Herald's), each read locking its rows
@@ -24,9 +20,6 @@ var ErrUnsupported = errors.New("not supported on a mapped table")
 // way take disjoint rows. The rows are then set in flight under the
 // claim's owner and token with a lease on the database clock.
 func (t *Table) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record, error) {
-	if p.Ordered {
-		return nil, fmt.Errorf("%s: claim from %s: ordered lanes are %w", t.ts.d.Name, t.name, ErrUnsupported)
-	}
 	if p.Limit <= 0 || p.Lease <= 0 {
 		return nil, fmt.Errorf("%s: claim from %s: limit %d and lease %v must be positive", t.ts.d.Name, t.name, p.Limit, p.Lease)
 	}
@@ -53,6 +46,9 @@ func (t *Table) Claim(ctx context.Context, p store.ClaimParams) ([]store.Record,
 // the database returns what an UPDATE changed (returning.go), else a read
 // of each status value's due rows, then the lease, in one transaction.
 func (t *Table) claimRows(ctx context.Context, p store.ClaimParams, order []string) ([]store.Record, error) {
+	if p.Ordered {
+		return t.claimOrdered(ctx, p, order)
+	}
 	if t.ts.d.Returning {
 		return t.claimReturning(ctx, p, order)
 	}
@@ -69,6 +65,20 @@ func (t *Table) claimRows(ctx context.Context, p store.ClaimParams, order []stri
 				return err
 			}
 			recs = append(recs, due...)
+		}
+		return t.lease(ctx, tx, p, recs)
+	})
+	return recs, err
+}
+
+// claimOrdered is claimRows for a lane ordered by key (ordered.go): its
+// reads look for earlier rows of each key, in a plain transaction.
+func (t *Table) claimOrdered(ctx context.Context, p store.ClaimParams, order []string) ([]store.Record, error) {
+	var recs []store.Record
+	err := t.ts.inTx(ctx, func(tx Runner) error {
+		var err error
+		if recs, err = t.lockOrdered(ctx, tx, p, order); err != nil {
+			return err
 		}
 		return t.lease(ctx, tx, p, recs)
 	})
@@ -191,7 +201,17 @@ func (t *Table) recordColumnsDue(dueMs string) string {
 	}
 	return c.ID + ", " + c.Type + ", " + or(c.Tenant, "''") + ", " + or(c.Key, "''") + ", " + or(c.Topic, "''") + ", " +
 		or(c.Headers, "''") + ", " + c.Payload + ", " + created + ", " + or(c.Attempts, "0") + ", " +
-		now + ", " + dueMs + ", " + age + t.extraColumns()
+		now + ", " + dueMs + ", " + age + t.extraColumns() + t.receiptColumn()
+}
+
+// receiptColumn is ", receipt" where the table maps one: a claim reads
+// the number of the event's last replay from it (replaynext.go), for the
+// broker's dedupe id. It comes after extraColumns, last.
+func (t *Table) receiptColumn() string {
+	if t.c.Receipt == "" {
+		return ""
+	}
+	return ", " + t.c.Receipt
 }
 
 // recordFields is how many columns recordColumns reads before extraColumns.
@@ -237,6 +257,9 @@ func (t *Table) scanRecords(rows *sql.Rows) ([]store.Record, position, error) {
 		last = position{due: dueMs.Int64, id: ev.ID}
 		r.Age = time.Duration(max(ageMs.Int64, 0)) * time.Millisecond
 		r.Status = store.StatusInFlight
+		if t.c.Receipt != "" {
+			r.Receipt.Replay = receiptOf(text(values[len(values)-1])).Replay
+		}
 		recs = append(recs, r)
 	}
 	return recs, last, rows.Err()

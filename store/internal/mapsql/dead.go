@@ -14,10 +14,12 @@ import (
 
 // The operator's reads and changes of a mapped table's rows (herald dead
 // list|show|replay|purge). A mapped table has no numeric row id, so its
-// rows are listed and paged by event id, and a listed record's ID is 0.
+// rows are listed and paged by event id, and a listed record's ID is the
+// number this process gave its event id (refs.go).
 
 // List returns up to p.Limit rows of p.Status whose event id sorts after
-// p.AfterEventID, in event id order (store.Store.List).
+// p.AfterEventID (or after the row numbered p.AfterID, refs.go), in event
+// id order (store.Store.List). Each record's ID is its number (refs.go).
 func (t *Table) List(ctx context.Context, p store.ListParams, defaultLimit int) ([]store.Record, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -28,6 +30,11 @@ func (t *Table) List(ctx context.Context, p store.ListParams, defaultLimit int) 
 	if p.AfterEventID != "" {
 		status += " AND " + t.c.ID + " > ?"
 		args = append(args, p.AfterEventID)
+	} else if p.AfterID > 0 { // the dashboard's next page: a ref (refs.go)
+		var err error
+		if status, args, err = t.after(status, args, p.AfterID, false); err != nil {
+			return nil, err
+		}
 	}
 	q := "SELECT " + t.readColumns() + " FROM " + t.quoted + " WHERE " + status + scope + " ORDER BY " + t.c.ID + " LIMIT ?"
 	args = append(append(args, scopeArgs...), limit)
@@ -39,6 +46,7 @@ func (t *Table) List(ctx context.Context, p store.ListParams, defaultLimit int) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: list %s: %w", t.ts.d.Name, t.name, err)
 	}
+	t.refs.number(recs)
 	return recs, nil
 }
 
@@ -129,7 +137,7 @@ func (t *Table) state(v string) store.Status {
 
 // readColumns is what List and Get read of a row: the event, the stored
 // payload (not a body template's), the attempts, the last error, the lease
-// owner and the status.
+// owner, the status and the receipt.
 func (t *Table) readColumns() string {
 	c := t.c
 	created, age := "0", "0"
@@ -139,7 +147,7 @@ func (t *Table) readColumns() string {
 	}
 	return c.ID + ", " + c.Type + ", " + or(c.Tenant, "''") + ", " + or(c.Key, "''") + ", " + or(c.Topic, "''") + ", " +
 		or(c.Headers, "''") + ", " + c.Payload + ", " + created + ", " + or(c.Attempts, "0") + ", " +
-		or(c.LastError, "''") + ", " + c.LeaseOwner + ", " + c.Status + ", " + age
+		or(c.LastError, "''") + ", " + c.LeaseOwner + ", " + c.Status + ", " + age + ", " + or(c.Receipt, "''")
 }
 
 // scanRead reads and closes rows of readColumns.
@@ -150,12 +158,12 @@ func (t *Table) scanRead(rows *sql.Rows) ([]store.Record, error) {
 		var (
 			r                                                    store.Record
 			id, typ, tenant, key, topic, headers, lastErr, owner any
-			status                                               any
+			status, receipt                                      any
 			created, attempts, ageMs                             sql.NullInt64
 		)
 		ev := &r.Event
 		if err := rows.Scan(&id, &typ, &tenant, &key, &topic, &headers, &ev.Payload, &created, &attempts,
-			&lastErr, &owner, &status, &ageMs); err != nil {
+			&lastErr, &owner, &status, &ageMs, &receipt); err != nil {
 			return nil, err
 		}
 		t.fillEvent(&r, id, typ, tenant, key, topic)
@@ -166,6 +174,7 @@ func (t *Table) scanRead(rows *sql.Rows) ([]store.Record, error) {
 		r.Attempts = int(attempts.Int64)
 		r.LastError, r.LeaseOwner, r.Status = text(lastErr), t.worker(text(owner)), t.state(text(status))
 		r.Age = time.Duration(max(ageMs.Int64, 0)) * time.Millisecond
+		r.Receipt = receiptOf(text(receipt))
 		recs = append(recs, r)
 	}
 	return recs, rows.Err()

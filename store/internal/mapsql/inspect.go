@@ -178,3 +178,30 @@ func (ts *Tables) createIndex(table string, need store.IndexInfo) string {
 	}
 	return "CREATE " + kind + " " + q(table+"_herald_"+need.Name) + " ON " + q(table) + " (" + strings.Join(cols, ", ") + ")"
 }
+
+// OrderIndexes returns the CREATE INDEX statements of the indexes an
+// ordered lane's claims on table need beyond NeededIndexes that it lacks
+// (store.OrderIndexer): (key, created_at), through which a claim looks
+// for an earlier row of each candidate's key, and (status, created_at),
+// which reads the due rows in the keys' order (ordered.go).
+func (ts *Tables) OrderIndexes(ctx context.Context, table string, m store.Mapping) ([]string, error) {
+	c := m.Columns
+	if c.Key == "" || c.CreatedAt == "" {
+		return nil, nil
+	}
+	info, err := ts.InspectTable(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	low := strings.ToLower
+	var create []string
+	for _, need := range []store.IndexInfo{
+		{Name: "key_order", Columns: []string{low(c.Key), low(c.CreatedAt)}},
+		{Name: "due_order", Columns: []string{low(c.Status), low(c.CreatedAt)}},
+	} {
+		if hasColumns(info, need.Columns) && !hasIndex(info.Indexes, need, low(c.Tenant)) {
+			create = append(create, ts.createIndex(table, need))
+		}
+	}
+	return create, nil
+}

@@ -191,7 +191,9 @@ type Table struct {
 	m       store.Mapping
 	c       quotedColumns
 	handles handles
-	claims  atomic.Uint64 // claims made, for claimOrder
+	// refs number the rows search and replay by query return (refs.go).
+	refs   refs
+	claims atomic.Uint64 // claims made, for claimOrder
 	// nextExpired is when a claim looks for expired leases next (Unix ns).
 	nextExpired atomic.Int64
 	// ordersByID says claims may use cursors (cursor.go); Check sets it.

@@ -2,66 +2,57 @@ package mapsql
 
 import (
 	"context"
-	"errors"
+	"database/sql"
 	"fmt"
 
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/replaysql"
 )
 
-// ErrNoReplayByQuery is returned by search and replay by query on a mapped
-// table: the replay history names rows by a row id, which a mapped table
-// does not have. `herald dead replay` works there (Table.Replay).
-var ErrNoReplayByQuery = errors.New("search and replay by query are not supported on a mapped table yet: " +
-	"use herald dead replay (docs/adopt.md)")
+// Replays returns the store's search and replay by query: r serves
+// tables of Herald's own, and a mapped table's queries go through its
+// mapping (query.go, replaynext.go). Both record replays in r's
+// herald_replays, so an event's history reads alike on either.
+func (ts *Tables) Replays(r replaysql.Replayer) store.QueryReplayer { return routedReplayer{r, ts} }
 
-// Replays returns r, which serves tables of Herald's own, refusing mapped
-// tables with ErrNoReplayByQuery instead of the database's "no such
-// column".
-func (ts *Tables) Replays(r store.QueryReplayer) store.QueryReplayer { return refusingReplayer{r, ts} }
-
-type refusingReplayer struct {
-	store.QueryReplayer
+type routedReplayer struct {
+	replaysql.Replayer
 	ts *Tables
 }
 
-func (r refusingReplayer) refuse(table string) error {
-	if r.ts.Get(table) == nil {
-		return nil
+func (r routedReplayer) CountEvents(ctx context.Context, q store.EventQuery) (int64, error) {
+	if t := r.ts.Get(q.Table); t != nil {
+		return t.CountEvents(ctx, q)
 	}
-	return fmt.Errorf("%s: %s: %w", r.ts.d.Name, table, ErrNoReplayByQuery)
+	return r.Replayer.CountEvents(ctx, q)
 }
 
-func (r refusingReplayer) CountEvents(ctx context.Context, q store.EventQuery) (int64, error) {
-	if err := r.refuse(q.Table); err != nil {
-		return 0, err
+func (r routedReplayer) FindEvents(ctx context.Context, q store.EventQuery, afterID int64, limit int) ([]store.Record, error) {
+	if t := r.ts.Get(q.Table); t != nil {
+		return t.FindEvents(ctx, q, afterID, limit)
 	}
-	return r.QueryReplayer.CountEvents(ctx, q)
+	return r.Replayer.FindEvents(ctx, q, afterID, limit)
 }
 
-func (r refusingReplayer) FindEvents(ctx context.Context, q store.EventQuery, afterID int64, limit int) ([]store.Record, error) {
-	if err := r.refuse(q.Table); err != nil {
-		return nil, err
+func (r routedReplayer) ReplayNext(ctx context.Context, b store.ReplayBatch) ([]int64, error) {
+	t := r.ts.Get(b.Query.Table)
+	if t == nil {
+		return r.Replayer.ReplayNext(ctx, b)
 	}
-	return r.QueryReplayer.FindEvents(ctx, q, afterID, limit)
+	var refs []int64
+	err := r.InTx(ctx, func(tx *sql.Tx) (err error) {
+		refs, err = t.ReplayNext(ctx, tx, Recorder{Now: r.Now, Bind: r.Bind}, b)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: replay %s: %w", r.ts.d.Name, t.name, err)
+	}
+	return refs, nil
 }
 
-func (r refusingReplayer) ReplayNext(ctx context.Context, b store.ReplayBatch) ([]int64, error) {
-	if err := r.refuse(b.Query.Table); err != nil {
-		return nil, err
+func (r routedReplayer) RetryNow(ctx context.Context, s store.Scope, eventIDs []string) (int64, error) {
+	if t := r.ts.Get(s.Table); t != nil {
+		return t.RetryNow(ctx, s, eventIDs)
 	}
-	return r.QueryReplayer.ReplayNext(ctx, b)
-}
-
-func (r refusingReplayer) ReplayHistory(ctx context.Context, table, eventID string) ([]store.Replay, error) {
-	if err := r.refuse(table); err != nil {
-		return nil, err
-	}
-	return r.QueryReplayer.ReplayHistory(ctx, table, eventID)
-}
-
-func (r refusingReplayer) RetryNow(ctx context.Context, s store.Scope, eventIDs []string) (int64, error) {
-	if err := r.refuse(s.Table); err != nil {
-		return 0, err
-	}
-	return r.QueryReplayer.RetryNow(ctx, s, eventIDs)
+	return r.Replayer.RetryNow(ctx, s, eventIDs)
 }
