@@ -88,15 +88,20 @@ func (s *Store) Kill(ctx context.Context, f store.Fence, fs []store.Failure) ([]
 // MariaDB's SIMULTANEOUS_ASSIGNMENT mode.
 func failureSet(ids []int64, errs []any) (string, []any) {
 	expr, args := perRowExpr(ids, errs)
-	// A value that is not a JSON array (written by hand) starts the
-	// history afresh rather than failing the mark.
+	return "last_error = " + expr + ", attempt_errors = " + AttemptErrorAppended(expr), append(append([]any{}, args...), args...)
+}
+
+// AttemptErrorAppended is attempt_errors with a failure appended (the row's
+// attempts as its number, errText an SQL expression for its text), bounded
+// to store.MaxAttemptErrors, oldest dropped; a value that is not a JSON
+// array (written by hand) starts the history afresh rather than failing
+// the mark. Log lanes (store/mysql/binlog) append with it too.
+func AttemptErrorAppended(errText string) string {
 	const prior = "COALESCE(CASE WHEN JSON_VALID(attempt_errors) THEN " +
 		"CASE WHEN JSON_TYPE(attempt_errors) = 'ARRAY' THEN attempt_errors END END, '[]')"
-	return "last_error = " + expr + ", attempt_errors = JSON_ARRAY_APPEND(" +
-			"IF(JSON_LENGTH(" + prior + ") >= " + strconv.Itoa(store.MaxAttemptErrors) +
-			", JSON_REMOVE(" + prior + ", '$[0]'), " + prior + "), '$', JSON_OBJECT('n', attempts, " +
-			"'at', TIMESTAMPDIFF(MICROSECOND, '1970-01-01', UTC_TIMESTAMP(6)) DIV 1000, 'e', " + expr + "))",
-		append(append([]any{}, args...), args...)
+	return "JSON_ARRAY_APPEND(IF(JSON_LENGTH(" + prior + ") >= " + strconv.Itoa(store.MaxAttemptErrors) +
+		", JSON_REMOVE(" + prior + ", '$[0]'), " + prior + "), '$', JSON_OBJECT('n', attempts, " +
+		"'at', TIMESTAMPDIFF(MICROSECOND, '1970-01-01', UTC_TIMESTAMP(6)) DIV 1000, 'e', " + errText + "))"
 }
 
 // Release puts rows back to pending at once, undoing the claim's attempt.

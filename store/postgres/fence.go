@@ -59,13 +59,19 @@ FROM unnest(?::bigint[], ?::text[]) AS v(id, error) WHERE t.id = v.id`, ids, err
 // (sqlscan.DecodeAttemptErrors reads it), the oldest dropped once it holds
 // store.MaxAttemptErrors: part of the failure's own UPDATE, so keeping the
 // history costs no statement, and a delivery none at all.
-// A value that is not an array (written by hand) starts the history
-// afresh rather than failing the mark.
-var appendAttemptError = `CASE WHEN jsonb_typeof(t.attempt_errors) IS DISTINCT FROM 'array' THEN '[]'::jsonb
+var appendAttemptError = attemptErrorAppended("t.attempts", "v.error")
+
+// attemptErrorAppended is t.attempt_errors with attempt number attempt and
+// error text errText (SQL expressions) appended, bounded as
+// appendAttemptError says. A value that is not an array (written by hand)
+// starts the history afresh rather than failing the mark.
+func attemptErrorAppended(attempt, errText string) string {
+	return `CASE WHEN jsonb_typeof(t.attempt_errors) IS DISTINCT FROM 'array' THEN '[]'::jsonb
   WHEN jsonb_array_length(t.attempt_errors) >= ` + strconv.Itoa(store.MaxAttemptErrors) + ` THEN t.attempt_errors - 0
   ELSE t.attempt_errors END
-  || jsonb_build_array(jsonb_build_object('n', t.attempts,
-    'at', floor(extract(epoch FROM now()) * 1000)::bigint, 'e', v.error))`
+  || jsonb_build_array(jsonb_build_object('n', ` + attempt + `,
+    'at', floor(extract(epoch FROM now()) * 1000)::bigint, 'e', ` + errText + `))`
+}
 
 // Release puts rows back to pending at once, undoing the claim's attempt.
 func (s *Store) Release(ctx context.Context, f store.Fence, ids []int64) ([]int64, error) {

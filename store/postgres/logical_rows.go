@@ -48,9 +48,14 @@ func handOverOne(ctx context.Context, tx *sql.Tx, table, owner string, f store.L
 	// An attempted event counts the attempt and backs off; a parked or
 	// delayed one keeps its attempts and available_at; a dead one dies now
 	// (Kill's convention: available_at is the time of death).
-	_, err := tx.ExecContext(ctx, "UPDATE "+table+` SET status = $2, lease_owner = $3,
+	// The failure joins the row's attempt history as a polling worker's
+	// would (SET terms read the row as it was: the attempt's number is
+	// the count after it).
+	_, err := tx.ExecContext(ctx, "UPDATE "+table+` t SET status = $2, lease_owner = $3,
   attempts = attempts + CASE WHEN $5 THEN 1 ELSE 0 END,
   last_error = CASE WHEN $4 = '' THEN last_error ELSE $4 END,
+  attempt_errors = CASE WHEN $4 = '' THEN attempt_errors ELSE `+
+		attemptErrorAppended("t.attempts + CASE WHEN $5 THEN 1 ELSE 0 END", "$4::text")+` END,
   available_at = CASE WHEN $2 = 'dead' THEN now() WHEN $5 THEN now() + $6 * interval '1 microsecond' ELSE available_at END
 WHERE id = $1 AND status = 'pending'`, f.Record.ID, status, owner, msg, f.Attempted, sqlbuild.Micros(f.RetryIn))
 	return err
@@ -68,8 +73,10 @@ func insertHandedOver(ctx context.Context, tx *sql.Tx, table, owner, status stri
 		attempts = 1
 	}
 	_, err := tx.ExecContext(ctx, "INSERT INTO "+table+` (event_id, tenant, topic, event_type, partition_key, headers, payload,
-  status, attempts, last_error, lease_owner, available_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now() + $12 * interval '1 microsecond') ON CONFLICT (event_id) DO NOTHING`,
+  status, attempts, last_error, lease_owner, available_at, attempt_errors)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now() + $12 * interval '1 microsecond',
+  CASE WHEN $10 = '' THEN NULL ELSE jsonb_build_array(jsonb_build_object('n', $9::int,
+    'at', floor(extract(epoch FROM now()) * 1000)::bigint, 'e', $10::text)) END) ON CONFLICT (event_id) DO NOTHING`,
 		ev.ID, ev.Tenant, ev.Topic, ev.Type, ev.PartitionKey, string(headers), ev.Payload, status, attempts, msg, owner,
 		sqlbuild.Micros(f.RetryIn))
 	return err

@@ -128,6 +128,10 @@ func TestLogicalHandOverOfInvisibleCommit(t *testing.T) {
 		"' AND attempts = 1 AND last_error = 'broker said no'"); n != 1 {
 		t.Fatal("the failed event was not handed over to the polling workers: nothing would ever publish it")
 	}
+	r, err := e.s.Get(context.Background(), e.table, "failing")
+	if err != nil || len(r.Errors) != 1 || r.Errors[0].Attempt != 1 || r.Errors[0].Error != "broker said no" {
+		t.Fatalf("the handed-over event's attempt history = %+v, %v; want attempt 1 with the broker's error", r.Errors, err)
+	}
 }
 
 // Rule: ApplyMarks says what became of every journaled row: marked,

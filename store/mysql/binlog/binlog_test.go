@@ -383,3 +383,27 @@ func TestBinlogIdleStreamStaysOpen(t *testing.T) {
 		t.Fatalf("after the silence the stream read %v", got)
 	}
 }
+
+// Rule: a log event that failed and is handed to the polling workers
+// keeps its failure in the row's attempt history, as a polling worker's
+// failure does: attempt 1 with the broker's error, then attempt 2.
+func TestBinlogHandOverKeepsAttemptErrors(t *testing.T) {
+	e := newBinlogEnv(t)
+	st := e.open("hand")
+	e.insert("h1")
+	b, err := st.Next(context.Background(), 100, 10*time.Second)
+	if err != nil || len(b.Records) != 1 {
+		t.Fatalf("read %v, %v", b.Records, err)
+	}
+	for _, msg := range []string{"broker said no", "broker said no again"} {
+		f := store.LogFailure{Record: b.Records[0], Error: msg, Attempted: true, RetryIn: time.Hour}
+		if err := e.s.HandOver(context.Background(), e.table, "hand", []store.LogFailure{f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := e.s.Get(context.Background(), e.table, "h1")
+	if err != nil || len(r.Errors) != 2 || r.Errors[0].Attempt != 1 || r.Errors[0].Error != "broker said no" ||
+		r.Errors[1].Attempt != 2 || r.Errors[1].Error != "broker said no again" {
+		t.Fatalf("attempt history after two hand-overs = %+v, %v; want attempts 1 and 2 with their errors", r.Errors, err)
+	}
+}

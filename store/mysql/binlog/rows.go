@@ -48,11 +48,14 @@ func handOverOne(ctx context.Context, tx *sql.Tx, table, owner string, f store.L
 		status = "dead"
 	}
 	msg := sqlbuild.TrimError(f.Error)
+	// The failure joins the row's attempt history as a polling worker's
+	// would; attempts is set before it, so it numbers this attempt.
 	_, err := tx.ExecContext(ctx, "UPDATE "+table+` SET status = ?, lease_owner = ?,
   attempts = attempts + IF(?, 1, 0),
   last_error = IF(? = '', last_error, ?),
+  attempt_errors = IF(? = '', attempt_errors, `+mysql.AttemptErrorAppended("?")+`),
   available_at = CASE WHEN ? = 'dead' THEN UTC_TIMESTAMP(6) WHEN ? THEN UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND ELSE available_at END
-WHERE id = ? AND status = 'pending'`, status, owner, f.Attempted, msg, msg, status, f.Attempted, sqlbuild.Micros(f.RetryIn), f.Record.ID)
+WHERE id = ? AND status = 'pending'`, status, owner, f.Attempted, msg, msg, msg, msg, status, f.Attempted, sqlbuild.Micros(f.RetryIn), f.Record.ID)
 	return err
 }
 
