@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/testenv"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -25,7 +26,7 @@ func TestPausedLaneClaimsNothing(t *testing.T) {
 	if err := ls.SetLanePaused(ctx, "test", true); err != nil {
 		t.Fatal(err)
 	}
-	logs := &logLines{}
+	logs := &testenv.LogLines{}
 	e.startObserved(Config{Lanes: []Lane{e.lane()}, Logger: slog.New(logs)})
 	e.enqueue(events("p", "", 10)...)
 	pollIntervals := func(n int) {
@@ -46,7 +47,7 @@ func TestPausedLaneClaimsNothing(t *testing.T) {
 	if err := ls.SetLanePaused(ctx, "test", true); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the pause read", func() bool { return logs.count("lane paused") == 2 })
+	waitFor(t, 10*time.Second, "the pause read", func() bool { return logs.Count("lane paused") == 2 })
 	pollIntervals(1) // a claim under way when the pause was read is over
 	before := w.claimCount()
 	e.enqueue(events("q", "", 10)...)

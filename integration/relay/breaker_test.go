@@ -32,7 +32,7 @@ const brokerDownFor = 15 * time.Second
 // health said unready throughout.
 func runBrokerDown(t *testing.T, tg outageTarget) {
 	e := newEnv(t)
-	logs := &logLines{}
+	logs := &testenv.LogLines{}
 	health := NewHealth()
 	lane := e.lane(func(l *Lane) {
 		l.Publisher, l.Destination, l.Broker = tg.pub, tg.dest, "under-test"
@@ -49,7 +49,7 @@ func runBrokerDown(t *testing.T, tg outageTarget) {
 	// Per-event lines count only from the stop to the recovery: before and
 	// after it, a server slowed by a loaded machine may time out some posts
 	// while answering others, and those are the events' own verdicts.
-	stopped := logs.mark()
+	stopped := logs.Mark()
 	tg.stop(t)
 	began := time.Now()
 	second := events("b", "", 100)
@@ -75,17 +75,17 @@ func runBrokerDown(t *testing.T, tg outageTarget) {
 	// Once each way inside the outage: from the stop to the first recovery.
 	// Outside it, a publish that times out on a loaded machine opens the
 	// breaker for a moment, as it should (a timeout is "unreachable").
-	recovered := logs.first(stopped, "broker recovered")
+	recovered := logs.First(stopped, "broker recovered")
 	if recovered < 0 {
 		t.Fatalf("no 'broker recovered' log line after the outage")
 	}
-	if n := len(logs.between(stopped, recovered, "broker unreachable")); n > 1 {
+	if n := len(logs.Between(stopped, recovered, "broker unreachable")); n > 1 {
 		t.Errorf("%d 'broker unreachable' log lines during the outage, want 1", n)
 	}
-	if n, m := logs.count("broker unreachable"), logs.count("broker recovered"); n != m || n != 1 {
+	if n, m := logs.Count("broker unreachable"), logs.Count("broker recovered"); n != m || n != 1 {
 		t.Logf("the breaker opened %d and closed %d times in all (load outside the outage)", n, m)
 	}
-	if lines := logs.between(stopped, recovered, "publish failed"); len(lines) != 0 {
+	if lines := logs.Between(stopped, recovered, "publish failed"); len(lines) != 0 {
 		t.Errorf("%d per-event 'publish failed' log lines during the outage, want none: the outage is the lane's:\n%s",
 			len(lines), strings.Join(lines, "\n"))
 	}
@@ -99,10 +99,10 @@ func runBrokerDown(t *testing.T, tg outageTarget) {
 // attempt per publish failure the relay logged for it ("publish failed")
 // plus the one that delivered it: a breaker's release gives its attempt
 // back, so an outage adds none.
-func checkAttemptsCharged(t *testing.T, e *env, logs *logLines, evs []herald.Event) {
+func checkAttemptsCharged(t *testing.T, e *env, logs *testenv.LogLines, evs []herald.Event) {
 	t.Helper()
 	failures := map[string]int{}
-	for _, line := range logs.between(0, -1, "publish failed") {
+	for _, line := range logs.Between(0, -1, "publish failed") {
 		if _, rest, ok := strings.Cut(line, " event_id="); ok {
 			id, _, _ := strings.Cut(rest, " ")
 			failures[id]++
@@ -172,7 +172,7 @@ func TestBrokerDownAtStartNATS(t *testing.T) {
 	t.Cleanup(func() { _ = p.Close() })
 	e := newEnv(t)
 	w := e.watch()
-	logs := &logLines{}
+	logs := &testenv.LogLines{}
 	health := NewHealth()
 	lane := e.lane(func(l *Lane) {
 		l.Publisher, l.Destination = p, broker.MustParseTemplate("start.{event_type}")
@@ -198,7 +198,7 @@ func TestBrokerDownAtStartNATS(t *testing.T) {
 	waitFor(t, 30*time.Second, "every event delivered", func() bool { return e.stats().Delivered == int64(len(evs)) })
 	waitFor(t, 10*time.Second, "ready", func() bool { return len(health.Unready()) == 0 })
 	checkAllStored(t, evs, streamIDs(t, url, "START"))
-	if u, r := logs.count("broker unreachable"), logs.count("broker recovered"); u != 1 || r != 1 {
+	if u, r := logs.Count("broker unreachable"), logs.Count("broker recovered"); u != 1 || r != 1 {
 		t.Errorf("%d unreachable and %d recovered log lines, want 1 and 1", u, r)
 	}
 	checkAttemptsCharged(t, e, logs, evs)

@@ -217,7 +217,7 @@ func TestBrokerDownWebhookClosed(t *testing.T) {
 func TestBrokerRefusingOneEventKeepsBreakerClosed(t *testing.T) {
 	r := startReceiver(t)
 	e := newEnv(t)
-	logs := &logLines{}
+	logs := &testenv.LogLines{}
 	health := NewHealth()
 	big := events("big", "", 1)[0]
 	big.Payload = []byte(fmt.Sprintf(`{"blob":"%0800d"}`, 0))
@@ -236,7 +236,7 @@ func TestBrokerRefusingOneEventKeepsBreakerClosed(t *testing.T) {
 	if rec := e.get(big.ID); rec.Attempts != 1 {
 		t.Errorf("the refused event took %d attempts, want 1 (a 413 is permanent)", rec.Attempts)
 	}
-	if n := logs.count("broker unreachable"); n != 0 || len(health.Unready()) != 0 {
+	if n := logs.Count("broker unreachable"); n != 0 || len(health.Unready()) != 0 {
 		t.Errorf("a refusal of one event opened the breaker: %d log lines, unready %v", n, health.Unready())
 	}
 }
