@@ -8,7 +8,8 @@
 //	go run ./scripts/probe -db postgres -dsn "$PG" -table herald_probe -subject 'probe.>' -rate 500 -d 20s
 //
 // -insert bare writes the documented plain INSERT (docs/sql.md), -insert
-// outbox goes through herald.Outbox.Enqueue.
+// outbox goes through herald.Outbox.Enqueue. -await N commits nothing: it
+// waits until N distinct events arrived on -subject (a drain's end).
 package main
 
 import (
@@ -42,7 +43,18 @@ func main() {
 	conns := flag.Int("conns", 4, "producer connections")
 	insert := flag.String("insert", "bare", "bare (plain INSERT) or outbox (herald.Outbox.Enqueue)")
 	grace := flag.Duration("grace", 10*time.Second, "how long to wait for the last events after the producers stop")
+	awaitN := flag.Int("await", 0, "commit nothing; exit once this many distinct events arrived on -subject (or after -d)")
 	flag.Parse()
+	if *awaitN > 0 {
+		nc, err := nats.Connect(*natsURL)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := await(nc, *subject, *awaitN, *dur); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	p, err := newProbe(*kind, *dsn, *table, *insert)
 	if err != nil {
 		log.Fatal(err)
