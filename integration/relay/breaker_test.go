@@ -38,6 +38,11 @@ func runBrokerDown(t *testing.T, tg outageTarget) {
 		l.Publisher, l.Destination, l.Broker = tg.pub, tg.dest, "under-test"
 		l.Concurrency, l.BatchSize, l.PublishTimeout = 2, 50, time.Second
 		l.Retry = Retry{Initial: 100 * time.Millisecond, Max: time.Second, MaxAttempts: 3}
+		// A lease far longer than a publish: the default (3× the publish
+		// timeout) can run out on a loaded machine between a claim and its
+		// mark, and the claim that takes the row again charges an attempt
+		// the outage did not cost (checkAttemptsCharged).
+		l.Lease = time.Minute
 	})
 	e.startWith(Config{Lanes: []Lane{lane}, Logger: slog.New(logs), Health: health,
 		ProbeInitial: 100 * time.Millisecond, ProbeMax: time.Second})
@@ -49,6 +54,11 @@ func runBrokerDown(t *testing.T, tg outageTarget) {
 	// Per-event lines count only from the stop to the recovery: before and
 	// after it, a server slowed by a loaded machine may time out some posts
 	// while answering others, and those are the events' own verdicts.
+	// Ready first: a publish that timed out on a loaded machine may have
+	// opened the breaker for a moment, and its probe, sent before the
+	// stop, would close it again inside the outage (ready until the next
+	// publish fails), which is not what this test looks at.
+	waitFor(t, 30*time.Second, "ready before the outage", func() bool { return len(health.Unready()) == 0 })
 	stopped := logs.Mark()
 	tg.stop(t)
 	began := time.Now()
