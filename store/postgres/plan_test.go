@@ -35,10 +35,29 @@ func TestClaimPlans(t *testing.T) {
 	// First as the table is now, filled but not yet analyzed (a queue's
 	// usual state), then with statistics.
 	checkPlans(t, s.DB(), table, "before ANALYZE")
+	checkJoinPlan(t, s.DB(), table, "before ANALYZE")
 	if _, err := s.DB().Exec(`ANALYZE "` + table + `"`); err != nil {
 		t.Fatal(err)
 	}
 	checkPlans(t, s.DB(), table, "after ANALYZE")
+	checkJoinPlan(t, s.DB(), table, "after ANALYZE")
+}
+
+// checkJoinPlan checks that the claim's UPDATE finds the picked rows by
+// primary key (a Nested Loop), at batch sizes up to 1000. With statistics
+// on a table of a few tens of thousands of rows the planner preferred a
+// Hash Join that read the whole table through its primary key for every
+// claim (270 ms against 146 ms for 1000 of 20,000 rows, and growing with
+// the table).
+func checkJoinPlan(t *testing.T, db *sql.DB, table, when string) {
+	t.Helper()
+	for _, limit := range []int{100, 1000} {
+		q, args := unorderedClaim(`"`+table+`"`, store.ClaimParams{Scope: store.Scope{Table: table}, Limit: limit})
+		plan := explain(t, db, q, args)
+		if !strings.Contains(plan, "Nested Loop") || strings.Contains(plan, "Hash Join") || strings.Contains(plan, "Merge Join") {
+			t.Errorf("%s: claim of %d: want the picked rows joined by a Nested Loop on the primary key; plan:\n%s", when, limit, plan)
+		}
+	}
 }
 
 func checkPlans(t *testing.T, db *sql.DB, table, when string) {
