@@ -12,7 +12,8 @@
 # server at NATS_URL. Then the latency probe (scripts/probe): producers in
 # another process commit one event per transaction at RATE/s (default 500)
 # for 20 s, with a bare INSERT and with Outbox.Enqueue, into a lane with
-# default settings, and a core NATS subscriber measures commit → arrival.
+# default settings, and a core NATS subscriber measures commit → arrival
+# (CONNS producer connections, default 4).
 # Prints every figure and the medians of the per-round ratios. LATENCY=0
 # skips the latency probe (a grid of throughput cells).
 # HERALD (default: go build of this tree) is the binary; HERALD_BEFORE, a
@@ -92,7 +93,7 @@ bench_rate() {
 probe_line() {
   "$1" run --config "$work/latency.yaml" >"$work/latency.log" 2>&1 & local pid=$!
   sleep 2
-  "$work/probe" -db "$kind" -dsn "$dsn" -table herald_probe -subject 'heraldprobe.>' -rate "$rate" -d 20s -insert "$2" | grep RESULT
+  "$work/probe" -db "$kind" -dsn "$dsn" -table herald_probe -subject 'heraldprobe.>' -rate "$rate" -conns "${CONNS:-4}" -d 20s -insert "$2" | grep RESULT
   kill -TERM $pid; wait $pid || true
 }
 
