@@ -121,9 +121,9 @@ func (ts *Tables) CheckMapping(ctx context.Context, table string, m store.Mappin
 // id, by which every mark finds its row. The look for leases that ran out
 // reads the in-flight value's range of the first (a batch or two of rows
 // per worker). No (status, lease_until): its entries move at every claim
-// and mark (status leads it, and the claim sets lease_until), which on
-// MariaDB cost as much server CPU per event as the rest of a mapped
-// drain's writes beyond Herald's own table's; retention's deletes of
+// and mark (status leads it, and the claim sets lease_until): on MariaDB
+// a quarter of the server CPU per event a mapped drain cost beyond
+// Herald's own table (docs/adopt.md, How fast); retention's deletes of
 // delivered and dead rows read it where a table has one (retention on a
 // mapped table).
 func NeededIndexes(m store.Mapping) []store.IndexInfo {
