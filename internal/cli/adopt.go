@@ -112,6 +112,7 @@ func (a *app) adopt(ctx context.Context, o adoptOptions) error {
 	if err != nil {
 		return err
 	}
+	r.Notes = append(r.Notes, widthNotes(info, r.Mapping.Columns)...)
 	if err := a.printAdopt(r, o.asJSON); err != nil {
 		return err
 	}

@@ -40,13 +40,13 @@ func testAdoptConfigCheck(t *testing.T, db inspectDB) {
 		t.Errorf("config check --offline: exit %d, want 0: %s%s", code, out, errOut)
 	}
 
-	// The good mapping, with "paused" placed: ok, and the missing lease index
+	// The good mapping, with "paused" placed: ok, and the missing due index
 	// proposed as a comment.
 	good := sh.config(strings.Replace(sh.lane(""), "pending: [pending, retryable]", "pending: [pending, retryable, paused]", 1))
 	code, out, errOut = cliRun(t, "config", "check", "--config", good)
 	if code != ExitOK || !strings.Contains(out, "config ok") || !strings.Contains(out, "# lanes[1] (shop): table "+sh.table+
-		" lacks an index its claims need: CREATE INDEX") || !strings.Contains(out, "lock_until_ms") {
-		t.Errorf("config check of a matching mapping: exit %d, want 0 with the lease index proposed: %s%s", code, out, errOut)
+		" lacks an index its claims need: CREATE INDEX") || !strings.Contains(out, "next_retry_at_ms") {
+		t.Errorf("config check of a matching mapping: exit %d, want 0 with the due index proposed: %s%s", code, out, errOut)
 	}
 
 	sh.exec("DROP TABLE " + sh.q(sh.table))

@@ -78,12 +78,14 @@ func newShop(t *testing.T, db inspectDB) *shop {
 		_, _ = sh.s.DB().Exec("DROP TABLE " + sh.q(sh.table))
 		sh.s.Close()
 	})
-	r := strings.NewReplacer("{{T}}", sh.q(sh.table), "{{S}}", db.short, "{{N}}", sh.q(sh.table+"_due"))
+	r := strings.NewReplacer("{{T}}", sh.q(sh.table), "{{S}}", db.short, "{{N}}", sh.q(sh.table+"_lock"))
 	for _, stmt := range []string{`CREATE TABLE {{T}} (event_id {{S}} NOT NULL PRIMARY KEY, event_type {{S}} NOT NULL,
   app_code {{S}} NOT NULL, payload_json TEXT NOT NULL, created_at_ms BIGINT NOT NULL, status {{S}} NOT NULL,
   retry_count INT NOT NULL DEFAULT 0, next_retry_at_ms BIGINT NOT NULL DEFAULT 0, lock_until_ms BIGINT NOT NULL DEFAULT 0,
   worker_id {{S}} NOT NULL DEFAULT '', last_error TEXT NULL)`,
-		`CREATE INDEX {{N}} ON {{T}} (status, next_retry_at_ms)`,
+		// The old worker's index for its own reclaims: not the one Herald's
+		// claims read, which herald adopt proposes.
+		`CREATE INDEX {{N}} ON {{T}} (status, lock_until_ms)`,
 		`INSERT INTO {{T}} (event_id, event_type, app_code, payload_json, created_at_ms, status, retry_count, last_error) VALUES
   ('ev-1', 'OrderPaid', 'a', '{"n":1}', 1000, 'pending', 0, NULL),
   ('ev-2', 'OrderPaid', 'a', '{"n":2}', 1000, 'retryable', 2, 'timeout'),
@@ -153,13 +155,19 @@ func testAdoptProposes(t *testing.T, db inspectDB) {
 		"    next_attempt: next_retry_at_ms\n", "    lease_until: lock_until_ms\n", "    lease_owner: worker_id\n",
 		"    last_error: last_error\n", "    pending:\n      - pending\n      - retryable\n", "    delivered: delivered\n",
 		"    dead: dead\n", "  time_unit: epoch_ms\n", `# check statuses: value "paused" (1 rows) is placed in no state`,
-		"# CREATE INDEX " + sh.q(sh.table+"_herald_lease") + " ON " + sh.q(sh.table) + " (" + sh.q("status") + ", " + sh.q("lock_until_ms") + ");"} {
+		"# CREATE INDEX " + sh.q(sh.table+"_herald_due") + " ON " + sh.q(sh.table) + " (" + sh.q("status") + ", " + sh.q("next_retry_at_ms") + ");"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the proposal does not say %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "_herald_due") || strings.Contains(out, "_herald_id") {
-		t.Errorf("the proposal asks for an index the table has (its due index, its primary key):\n%s", out)
+	// VARCHAR status and owner columns on MariaDB: CHAR is proposed
+	// (docs/adopt.md, How fast); elsewhere the note would be no use.
+	charNote := "# check columns.status: column status is VARCHAR: declared CHAR of the same width"
+	if strings.Contains(out, charNote) != (db.name == "MariaDB") {
+		t.Errorf("the proposal's CHAR note on %s: want it %v:\n%s", db.name, db.name == "MariaDB", out)
+	}
+	if strings.Contains(out, "_herald_lease") || strings.Contains(out, "_herald_id") {
+		t.Errorf("the proposal asks for an index the claims do not read (status, lock_until_ms), or one the table has (its primary key):\n%s", out)
 	}
 	// Paste it (with a broker's destination) and check it against the table.
 	lane := strings.Replace(yamlOf(out), "  table: ", "  destination: shop\n  table: ", 1)
@@ -235,7 +243,7 @@ func testAdoptChecks(t *testing.T, db inspectDB) {
 	if fmt.Sprint(r.Problems) != fmt.Sprint(want) {
 		t.Errorf("problems:\n%q\nwant\n%q", r.Problems, want)
 	}
-	if len(r.CreateIndexes) != 0 {
+	if strings.Contains(strings.Join(r.CreateIndexes, "\n"), "lock_until") {
 		t.Errorf("indexes proposed on a column the table lacks: %q", r.CreateIndexes)
 	}
 	sh.exec("DROP TABLE " + sh.q(sh.table))
@@ -367,8 +375,8 @@ func TestAdoptProposesDatetime(t *testing.T) {
 			}
 			lane := strings.Replace(yamlOf(out), "  table: ", "  destination: x\n  table: ", 1)
 			code, out, errOut = cliRun(t, "adopt", "--lane", sh.table, "--config", sh.config(indent(lane, "  ")))
-			if code != ExitOK || strings.Count(out, "# CREATE INDEX") != 2 {
-				t.Fatalf("adopt --lane: exit %d, want 0 and the two (status, …) indexes: %s%s", code, out, errOut)
+			if code != ExitOK || strings.Count(out, "# CREATE INDEX") != 1 || !strings.Contains(out, "available_at") {
+				t.Fatalf("adopt --lane: exit %d, want 0 and the (status, available_at) index: %s%s", code, out, errOut)
 			}
 			if db.name != "PostgreSQL" {
 				return

@@ -60,10 +60,15 @@ func (t *Table) claimRows(ctx context.Context, p store.ClaimParams, order []stri
 			if room == 0 {
 				break
 			}
+			quietKey := t.quietKey(status, p.Scope)
+			if t.quiet.skip(quietKey) {
+				continue
+			}
 			due, err := t.lockDue(ctx, tx, p, status, room)
 			if err != nil {
 				return err
 			}
+			t.quiet.note(quietKey, len(due) == 0)
 			recs = append(recs, due...)
 		}
 		return t.lease(ctx, tx, p, recs)

@@ -202,6 +202,8 @@ type Table struct {
 	// cursors are used ("" for none; cursor.go).
 	claimIndex atomic.Value
 	cursors    cursors
+	// quiet are the retry values claims skip for a moment (quiet.go).
+	quiet quietValues
 	// ownerWidth is the lease owner column's width; 0: unbounded or not
 	// known (owner.go).
 	ownerWidth atomic.Int64
