@@ -36,8 +36,10 @@ type Settings struct {
 	IncludeTypes []string `yaml:"include_types"`
 	ExcludeTypes []string `yaml:"exclude_types"`
 	// Workers is the number of events applied at once. Events of one
-	// partition key always go to the same worker, in the order received.
-	// Defaults to 4.
+	// partition key always go to the same worker, in the order received;
+	// events without one go by the read-model row their first statement
+	// writes when the statements are known (YAML projections), else by
+	// event id. Defaults to 4.
 	Workers int `yaml:"workers"`
 	// MaxAttempts moves an event to dead after this many failures.
 	// Defaults to 10.

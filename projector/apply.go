@@ -70,13 +70,16 @@ func (p *Projector) handle(ctx context.Context, m broker.Received) {
 // The rest (a handler failure and everything after it, rows not due or
 // busy, or the whole batch when the store failed) go through handle one by
 // one, in order, which retries them as usual: one key's events stay in order.
-func (p *Projector) handleBatch(ctx context.Context, msgs []broker.Received) {
-	ps := make([]store.ApplyParams, len(msgs))
-	for i, m := range msgs {
+func (p *Projector) handleBatch(ctx context.Context, jobs []job) {
+	msgs := make([]broker.Received, len(jobs))
+	ps := make([]store.ApplyParams, len(jobs))
+	for i, j := range jobs {
+		m := j.Received
+		msgs[i] = m
 		ps[i] = store.ApplyParams{Lease: p.cfg.Lease, ProjectionKey: store.ProjectionKey{Table: p.cfg.Table,
 			Projection: p.cfg.Name, Tenant: m.Event.Tenant, EventID: m.Event.ID}}
 	}
-	res, err := p.applyBatch(ctx, ps, msgs)
+	res, err := p.applyBatch(ctx, ps, msgs, jobs)
 	if err != nil {
 		// Nothing committed (or ctx ended): each message on its own.
 		res = make([]store.ApplyResult, len(msgs))
@@ -108,17 +111,21 @@ func (p *Projector) handleBatch(ctx context.Context, msgs []broker.Received) {
 	}
 }
 
-// applyBatch applies msgs through the store: from their statements, in
-// lock order (lockOrder permutes msgs and ps), when the projection gives
-// them and the store sends them at once; else through the handler.
-func (p *Projector) applyBatch(ctx context.Context, ps []store.ApplyParams, msgs []broker.Received) ([]store.ApplyResult, error) {
+// applyBatch applies msgs (the messages of jobs) through the store: from
+// their statements (made when routed, else now), in lock order (lockOrder
+// permutes msgs and ps), when the projection gives them and the store
+// sends them at once; else through the handler.
+func (p *Projector) applyBatch(ctx context.Context, ps []store.ApplyParams, msgs []broker.Received, jobs []job) ([]store.ApplyResult, error) {
 	sa, ok := p.cfg.Store.(store.StatementApplier)
 	if !ok || p.cfg.Statements == nil {
 		return p.cfg.Store.ApplyBatch(ctx, ps, func(tx *sql.Tx, i int) error { return p.call(ctx, tx, msgs[i].Event) })
 	}
 	stmts, errs := make([][]store.Stmt, len(msgs)), make([]error, len(msgs))
-	for i, m := range msgs {
-		stmts[i], errs[i] = p.statements(m.Event)
+	for i, j := range jobs {
+		stmts[i], errs[i] = j.stmts, j.err
+		if !j.made {
+			stmts[i], errs[i] = p.statements(j.Event)
+		}
 	}
 	lockOrder(msgs, ps, stmts, errs)
 	return sa.ApplyStatements(ctx, ps, func(i int) ([]store.Stmt, error) { return stmts[i], errs[i] })

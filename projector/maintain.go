@@ -16,7 +16,7 @@ const cleanupBatch = 1000
 // replayed dead event, or one whose worker crashed during its backoff and
 // whose source will not redeliver it), and done rows past the dedupe
 // horizon are deleted.
-func (p *Projector) maintain(ctx context.Context, shards []chan broker.Received) {
+func (p *Projector) maintain(ctx context.Context, shards []chan job) {
 	t := time.NewTicker(p.cfg.SweepInterval)
 	defer t.Stop()
 	for {
@@ -33,7 +33,7 @@ func (p *Projector) maintain(ctx context.Context, shards []chan broker.Received)
 // sweep hands due failed rows that carry their event to the workers. The
 // message's ack and nack do nothing: the row itself is the bookkeeping.
 // If a worker holds the same event already, the claim lets one apply it.
-func (p *Projector) sweep(ctx context.Context, shards []chan broker.Received) {
+func (p *Projector) sweep(ctx context.Context, shards []chan job) {
 	rows, err := p.cfg.Store.ListProjection(ctx, store.ProjectionListParams{
 		Table: p.cfg.Table, Projection: p.cfg.Name, State: store.ProjectionFailed, Due: true, Limit: p.cfg.BatchSize,
 	})
@@ -51,9 +51,9 @@ func (p *Projector) sweep(ctx context.Context, shards []chan broker.Received) {
 		if !ok {
 			continue // a replayed event whose attributes still cannot be read: dead again
 		}
-		m := broker.Received{Event: ev}
+		j, w := p.dispatch(broker.Received{Event: ev}, len(shards))
 		select {
-		case shards[shardOf(m, len(shards))] <- m:
+		case shards[w] <- j:
 		case <-ctx.Done():
 			return
 		}

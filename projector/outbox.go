@@ -88,6 +88,7 @@ type OutboxSource struct {
 	sweep    int64 // next sweep page starts after this id; -1: no sweep
 	sweepTo  int64 // the sweep ends at this id (the cursor when it began)
 	lastFull time.Time
+	reading  *pendingRead // the read in the background, if any
 }
 
 // ErrOutboxConfig is wrapped by OutboxSource configuration errors.
@@ -110,19 +111,70 @@ func NewOutboxSource(cfg OutboxConfig) (*OutboxSource, error) {
 }
 
 // Receive returns up to most open outbox rows not already held, waiting
-// PollInterval between reads that found nothing.
+// PollInterval between reads that found nothing. While fewer than a page
+// of rows are buffered it reads the next page in the background, so that
+// the workers apply one page while the next one is read.
 func (s *OutboxSource) Receive(ctx context.Context, most int) ([]broker.Received, error) {
 	for {
-		if out := s.handOut(most); len(out) > 0 {
+		out := s.handOut(most)
+		r := s.readAhead(ctx)
+		if len(out) > 0 {
 			return out, nil
 		}
-		found, err := s.read(ctx)
-		if err != nil {
-			return nil, err
+		if r == nil {
+			continue // a read ended and filled the buffer since handOut
 		}
-		if !found && !sleep.For(ctx, s.cfg.PollInterval) {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+		switch {
+		case r.err != nil && r.ctx.Err() != nil && ctx.Err() == nil:
+			continue // started by an earlier call whose context ended: read again
+		case r.err != nil:
+			return nil, r.err
+		case !r.found && !sleep.For(ctx, s.cfg.PollInterval):
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// pendingRead is one read in the background.
+type pendingRead struct {
+	ctx   context.Context
+	done  chan struct{} // closed when found and err are set
+	found bool
+	err   error
+}
+
+// readAhead returns the read in flight, or starts one when fewer than a
+// page of rows are buffered; nil when none is needed and none runs.
+func (s *OutboxSource) readAhead(ctx context.Context) *pendingRead {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reading != nil || len(s.buffer) >= s.cfg.PageSize {
+		return s.reading
+	}
+	r := &pendingRead{ctx: ctx, done: make(chan struct{})}
+	s.reading = r
+	go func() {
+		defer close(r.done)
+		r.found, r.err = s.read(ctx)
+		s.mu.Lock()
+		s.reading = nil
+		s.mu.Unlock()
+	}()
+	return r
+}
+
+// waitRead waits for a read in the background to end.
+func (s *OutboxSource) waitRead() {
+	s.mu.Lock()
+	r := s.reading
+	s.mu.Unlock()
+	if r != nil {
+		<-r.done
 	}
 }
 
@@ -208,8 +260,10 @@ func (s *OutboxSource) release(eventID string, rowID int64) {
 	}
 }
 
-// Rewind makes the next read start from the first id (a rebuild).
+// Rewind makes the next read start from the first id (a rebuild), after
+// a read still in the background.
 func (s *OutboxSource) Rewind(context.Context) error {
+	s.waitRead()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cursor, s.sweep, s.buffer, s.gaps = 0, -1, nil, map[int64]time.Time{}
@@ -217,5 +271,9 @@ func (s *OutboxSource) Rewind(context.Context) error {
 	return nil
 }
 
-// Close does nothing: the store belongs to the caller.
-func (s *OutboxSource) Close() error { return nil }
+// Close waits for a read in the background to end; the store belongs to
+// the caller.
+func (s *OutboxSource) Close() error {
+	s.waitRead()
+	return nil
+}

@@ -148,3 +148,39 @@ func enqueueKeyed(tb testing.TB, s projectortest.Store, table string, n, keys in
 		}
 	}
 }
+
+// TestOutboxReadsAhead takes part of a page: the source reads the next
+// page while those rows are applied, so the rest of both pages comes
+// without another read (here, with the source's database closed).
+func TestOutboxReadsAhead(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, f *fixture) {
+		table := f.newOutbox()
+		enqueueKeyed(t, f.s, table, 20, 20)
+		s := f.open(t)
+		src, err := projector.NewOutboxSource(projector.OutboxConfig{Store: s, Scope: store.Scope{Table: table},
+			Projection: "count", ProjectionTable: f.table, PollInterval: 5 * time.Millisecond, PageSize: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		got, err := src.Receive(ctx, 5)
+		if err != nil || len(got) != 5 {
+			t.Fatalf("first receive: %d rows, %v", len(got), err)
+		}
+		if err := src.Close(); err != nil { // waits for the read ahead
+			t.Fatal(err)
+		}
+		if err := s.DB().Close(); err != nil {
+			t.Fatal(err)
+		}
+		for len(got) < 20 {
+			more, err := src.Receive(ctx, 5)
+			if err != nil {
+				t.Fatalf("[read ahead] after %d of 20 rows, the next page was not read ahead: %v", len(got), err)
+			}
+			got = append(got, more...)
+		}
+		_ = src.Close()
+	})
+}

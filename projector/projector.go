@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"sync"
 	"time"
 
@@ -53,10 +52,10 @@ func (p *Projector) Migrate(ctx context.Context) error {
 // the cancellation and handed back (Nack), never acked unapplied. Run does
 // not close src. It returns nil after ctx ends, or the error that stopped it.
 func (p *Projector) Run(ctx context.Context, src broker.Subscriber) error {
-	shards := make([]chan broker.Received, p.cfg.Workers)
+	shards := make([]chan job, p.cfg.Workers)
 	var wg sync.WaitGroup
 	for i := range shards {
-		shards[i] = make(chan broker.Received, p.cfg.BatchSize)
+		shards[i] = make(chan job, p.cfg.BatchSize)
 		wg.Go(func() { p.work(ctx, shards[i]) })
 	}
 	var bg sync.WaitGroup
@@ -72,7 +71,7 @@ func (p *Projector) Run(ctx context.Context, src broker.Subscriber) error {
 
 // receive moves messages from src to the workers until ctx ends. Receive
 // errors (a broker outage) are logged and retried with a growing pause.
-func (p *Projector) receive(ctx context.Context, src broker.Subscriber, shards []chan broker.Received) {
+func (p *Projector) receive(ctx context.Context, src broker.Subscriber, shards []chan job) {
 	pause := backoff.Series{Policy: pauseAfterError}
 	for ctx.Err() == nil {
 		msgs, err := src.Receive(ctx, p.cfg.BatchSize)
@@ -90,8 +89,9 @@ func (p *Projector) receive(ctx context.Context, src broker.Subscriber, shards [
 			if !ok {
 				continue
 			}
+			j, w := p.dispatch(m, len(shards))
 			select {
-			case shards[shardOf(m, len(shards))] <- m:
+			case shards[w] <- j:
 			case <-ctx.Done():
 				nackAll(msgs[i:])
 				return
@@ -100,29 +100,14 @@ func (p *Projector) receive(ctx context.Context, src broker.Subscriber, shards [
 	}
 }
 
-// shardOf picks the worker for a message: by tenant and partition key, so
-// one key's events are applied one after another in the order received;
-// by event id for events without a key.
-func shardOf(m broker.Received, n int) int {
-	h := fnv.New32a()
-	h.Write([]byte(m.Event.Tenant))
-	h.Write([]byte{0})
-	if m.Event.PartitionKey != "" {
-		h.Write([]byte(m.Event.PartitionKey))
-	} else {
-		h.Write([]byte(m.Event.ID))
-	}
-	return int(h.Sum32() % uint32(n))
-}
-
 // work applies the messages of one shard, in batches of what is already
 // waiting (up to Config.ApplyBatch). After ctx ends it hands back what is
 // left in the shard.
-func (p *Projector) work(ctx context.Context, shard <-chan broker.Received) {
-	batch := make([]broker.Received, 0, p.cfg.ApplyBatch)
+func (p *Projector) work(ctx context.Context, shard <-chan job) {
+	batch := make([]job, 0, p.cfg.ApplyBatch)
 	for m := range shard {
 		if ctx.Err() != nil {
-			nackAll([]broker.Received{m})
+			nackAll([]broker.Received{m.Received})
 			continue
 		}
 		batch = append(batch[:0], m)
@@ -139,7 +124,7 @@ func (p *Projector) work(ctx context.Context, shard <-chan broker.Received) {
 			}
 		}
 		if len(batch) == 1 {
-			p.handle(ctx, batch[0])
+			p.handle(ctx, batch[0].Received)
 		} else {
 			p.handleBatch(ctx, batch)
 		}
