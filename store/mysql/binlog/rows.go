@@ -90,15 +90,15 @@ func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, d
 		return store.MarksApplied{}, nil // marked as recorded (mapped.go)
 	}
 	return s.logs.ApplyMarks(ctx, table, lane, func(ctx context.Context, tx *sql.Tx, q string) (store.MarksApplied, error) {
-		return applyMarks(ctx, tx, q, lane, limit, deleteRows)
+		return applyMarks(ctx, tx, q, table, lane, limit, deleteRows)
 	})
 }
 
 // applyMarks is ApplyMarks' transaction: it takes the journal rows,
 // settles their rows, counts the others and deletes the journal rows.
-func applyMarks(ctx context.Context, tx *sql.Tx, q, lane string, limit int, deleteRows bool) (store.MarksApplied, error) {
+func applyMarks(ctx context.Context, tx *sql.Tx, q, table, lane string, limit int, deleteRows bool) (store.MarksApplied, error) {
 	var res store.MarksApplied
-	ids, marks, err := takeMarks(ctx, tx, lane, limit)
+	ids, marks, err := takeMarks(ctx, tx, table, lane, limit)
 	if err != nil || len(ids) == 0 {
 		return res, err
 	}
@@ -184,10 +184,12 @@ func distinctIDs(marks []mark) []int64 {
 	return ids
 }
 
-// takeMarks locks up to limit journal rows of lane and returns their ids
-// and their marks.
-func takeMarks(ctx context.Context, tx *sql.Tx, lane string, limit int) ([]int64, []mark, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, marks FROM herald_log_marks WHERE lane = ? ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`, lane, limit)
+// takeMarks locks up to limit journal rows of lane's rows in table and
+// returns their ids and their marks (a journal row of another table names
+// rows of that table).
+func takeMarks(ctx context.Context, tx *sql.Tx, table, lane string, limit int) ([]int64, []mark, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, marks FROM herald_log_marks WHERE lane = ? AND table_name = ? ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+		lane, table, limit)
 	if err != nil {
 		return nil, nil, err
 	}
