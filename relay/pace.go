@@ -162,12 +162,12 @@ func (p *pacer) expressIdleDelay() time.Duration {
 // then sets the delay to the rest of that interval; otherwise it takes the
 // turn: one claim an interval answers for all of them.
 func (p *pacer) othersLookedLately() bool {
-	if p.w.emptyLook == nil {
+	if p.w.lastTurn == nil {
 		return false
 	}
-	last, now := p.w.emptyLook.Load(), time.Now()
+	last, now := p.w.lastTurn.Load(), time.Now()
 	since := now.Sub(time.Unix(0, last))
-	if since >= p.w.lane.PollInterval && p.w.emptyLook.CompareAndSwap(last, now.UnixNano()) {
+	if since >= p.w.lane.PollInterval && p.w.lastTurn.CompareAndSwap(last, now.UnixNano()) {
 		return false
 	}
 	p.delay = max(p.w.lane.PollInterval-since, minPoll)

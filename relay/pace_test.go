@@ -181,11 +181,11 @@ func TestExpressWorkerIdleBackOffAfterShortLooks(t *testing.T) {
 // each. A claim that returned rows is followed at once.
 func TestLogLaneWorkersTakeTurnsToClaim(t *testing.T) {
 	const poll = 150 * time.Millisecond
-	emptyLook := new(atomic.Int64)
+	lastTurn := new(atomic.Int64)
 	lane := Lane{PollInterval: poll, BatchSize: 100, Source: SourceLog}
 	var pacers []*pacer
 	for range 2 {
-		p := newPacer(&worker{store: &countingStore{}, lane: lane, emptyLook: emptyLook})
+		p := newPacer(&worker{store: &countingStore{}, lane: lane, lastTurn: lastTurn})
 		if p.peeker != nil {
 			t.Fatal("a log lane's worker peeks")
 		}
