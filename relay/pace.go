@@ -55,7 +55,8 @@ func newPacer(w *worker) *pacer {
 	// A peek asks whether the lane has ready rows, which it always has
 	// while a backlog drains: it tells a fair lane's express worker
 	// (express.go) nothing, so that one claims on wakeups and backs off.
-	if pk, ok := w.store.(store.Peeker); ok && !w.express {
+	// Nor does it tell a log lane's workers anything (see handedOverOnly).
+	if pk, ok := w.store.(store.Peeker); ok && !w.express && !handedOverOnly(w) {
 		p.peeker = pk
 	}
 	return p
@@ -68,6 +69,8 @@ func (p *pacer) awaitWork(ctx context.Context) bool {
 		switch {
 		case !ok:
 			return false
+		case !woke && p.othersLookedLately():
+			continue
 		case p.peeker == nil || time.Since(p.lastClaim) >= p.w.lane.PollInterval:
 			if woke {
 				p.idle = minPoll
@@ -105,6 +108,8 @@ func (p *pacer) claimed(n int, err error) {
 		p.delay = p.idle
 	case n >= lane.BatchSize:
 		p.delay, p.idle = 0, minPoll
+	case n == 0 && handedOverOnly(p.w):
+		p.delay = lane.PollInterval
 	case n == 0 && p.w.express && !p.w.expr.servedLately(time.Now()):
 		p.delay = p.expressIdleDelay()
 	case p.w.notified && p.peeker == nil:
@@ -151,6 +156,36 @@ func (p *pacer) expressIdleDelay() time.Duration {
 	p.idle = min(max(p.idle, poll)*2, max(poll, expressIdlePoll))
 	return d
 }
+
+// othersLookedLately, on a log lane's worker, reports whether one of the
+// lane's workers claimed (or began to) within the last poll interval, and
+// then sets the delay to the rest of that interval; otherwise it takes the
+// turn: one claim an interval answers for all of them.
+func (p *pacer) othersLookedLately() bool {
+	if p.w.lastTurn == nil {
+		return false
+	}
+	last, now := p.w.lastTurn.Load(), time.Now()
+	since := now.Sub(time.Unix(0, last))
+	if since >= p.w.lane.PollInterval && p.w.lastTurn.CompareAndSwap(last, now.UnixNano()) {
+		return false
+	}
+	p.delay = max(p.w.lane.PollInterval-since, minPoll)
+	return true
+}
+
+// handedOverOnly reports a log lane's polling worker, which claims only
+// the rows its reader handed over (store.ClaimParams.HandedOver): failed
+// events waiting for their retry, the events parked behind them, stray
+// rows, replayed dead rows. Nearly all of the lane's pending rows are
+// fresh ones that the reader publishes from the log, so a peek (is any
+// row due?) says yes all through a drain, and the claim finds the few
+// handed-over rows only by reading every pending row (no index holds
+// lease_owner). Peeking and claiming after every empty look took most of
+// the database's CPU in a log lane's drain (docs/benchmarks.md), so the
+// lane's workers claim once per poll_interval between them, and at once
+// again only after a claim that returned rows.
+func handedOverOnly(w *worker) bool { return w.lane.Source == SourceLog }
 
 func (p *pacer) activeStep() time.Duration {
 	if p.peeker != nil {

@@ -173,3 +173,47 @@ func TestExpressWorkerIdleBackOffAfterShortLooks(t *testing.T) {
 		t.Errorf("idle delays %v, want %v", got, want)
 	}
 }
+
+// Rule: a log lane's polling workers, which claim only handed-over rows,
+// never peek (a peek says yes all through a log lane's drain, whose rows
+// are pending until the reader's marks) and, after claims that found
+// nothing, take turns: one claim per poll_interval between them, not one
+// each. A claim that returned rows is followed at once.
+func TestLogLaneWorkersTakeTurnsToClaim(t *testing.T) {
+	const poll = 150 * time.Millisecond
+	lastTurn := new(atomic.Int64)
+	lane := Lane{PollInterval: poll, BatchSize: 100, Source: SourceLog}
+	var pacers []*pacer
+	for range 2 {
+		p := newPacer(&worker{store: &countingStore{}, lane: lane, lastTurn: lastTurn})
+		if p.peeker != nil {
+			t.Fatal("a log lane's worker peeks")
+		}
+		p.claimed(0, nil)
+		if p.delay != poll {
+			t.Fatalf("after an empty claim the delay is %v, want poll_interval", p.delay)
+		}
+		pacers = append(pacers, p)
+	}
+	start := time.Now()
+	claimedAt := make(chan time.Duration, 2)
+	for _, p := range pacers {
+		go func() {
+			if p.awaitWork(context.Background()) {
+				claimedAt <- time.Since(start)
+			}
+		}()
+	}
+	first, second := <-claimedAt, <-claimedAt
+	if first > poll+poll/2 || second-first < poll*3/4 {
+		t.Errorf("the two workers claimed %v and %v after their empty claims; want one after about %v and the other a poll_interval later",
+			first, second, poll)
+	}
+	p := pacers[0]
+	if p.claimed(lane.BatchSize, nil); p.delay != 0 {
+		t.Errorf("after a full batch the delay is %v, want 0", p.delay)
+	}
+	if p.claimed(3, nil); p.delay >= poll {
+		t.Errorf("after a claim that returned rows the delay is %v, want far below poll_interval", p.delay)
+	}
+}

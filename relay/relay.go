@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/heraldhq/herald/store"
 )
@@ -104,6 +105,7 @@ func (r *Relay) workers(lane Lane, wakeups *fanout, log *slog.Logger) []*worker 
 		n++
 	}
 	var ws []*worker
+	lastTurn := new(atomic.Int64)
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprintf("%s/%s-%02d", r.cfg.Node, lane.Name, i)
 		if i > lane.Concurrency {
@@ -115,7 +117,7 @@ func (r *Relay) workers(lane Lane, wakeups *fanout, log *slog.Logger) []*worker 
 		if lane.Source == SourceLog {
 			// Its handed-over rows are few: polled, not woken by
 			// every commit of the table.
-			w.notified = false
+			w.notified, w.lastTurn = false, lastTurn
 		}
 		ws = append(ws, w)
 	}

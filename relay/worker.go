@@ -41,6 +41,9 @@ type worker struct {
 	busy    *busyTenants
 	express bool
 	expr    expressState
+	// lastTurn is, on a log lane, shared by its workers: when one last
+	// began a claim after waiting (UnixNano; pace.go).
+	lastTurn *atomic.Int64
 }
 
 func newWorker(cfg Config, lane Lane, id string, wake <-chan struct{}, log *slog.Logger) *worker {

@@ -7,7 +7,8 @@ import (
 	"github.com/heraldhq/herald"
 )
 
-// Drop deletes table and its migration records (store.Dropper).
+// Drop deletes table, its migration records and its log lanes' unapplied
+// marks (store.Dropper).
 func (s *Store) Drop(ctx context.Context, table string) error {
 	if err := herald.ValidateIdentifier(table); err != nil {
 		return err
@@ -21,6 +22,20 @@ func (s *Store) Drop(ctx context.Context, table string) error {
 	}
 	if _, err := s.DB().ExecContext(ctx, "DELETE FROM herald_migrations WHERE table_name = ?", table); err != nil {
 		return fmt.Errorf("mysql store: drop %s: %w", table, err)
+	}
+	return s.dropLogMarks(ctx, table)
+}
+
+// dropLogMarks deletes the log lanes' unapplied marks of table: they name
+// rows by id, and a table made again under the name numbers its rows from
+// 1 again.
+func (s *Store) dropLogMarks(ctx context.Context, table string) error {
+	var has int
+	if err := s.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'herald_log_marks'").Scan(&has); err != nil || has == 0 {
+		return err
+	}
+	if _, err := s.DB().ExecContext(ctx, "DELETE FROM herald_log_marks WHERE table_name = ?", table); err != nil {
+		return fmt.Errorf("mysql store: drop %s: log lane marks: %w", table, err)
 	}
 	return nil
 }

@@ -176,7 +176,7 @@ func renewLeaseIn(ctx context.Context, db loglane.Execer, p store.LogParams, pos
 }
 
 // dropLog removes what log lanes keep for table: its publication, and its
-// lanes' slots and positions (Drop).
+// lanes' slots, positions and unapplied marks (Drop).
 func (s *Store) dropLog(ctx context.Context, table string) error {
 	if _, err := s.db.ExecContext(ctx, "DROP PUBLICATION IF EXISTS "+PublicationName(table)); err != nil {
 		return err
@@ -198,6 +198,11 @@ WHERE slot_name IN (SELECT slot FROM herald_log_lanes WHERE table_name = $1)`, t
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	_, err := s.db.ExecContext(ctx, "DELETE FROM herald_log_lanes WHERE table_name = $1", table)
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM herald_log_lanes WHERE table_name = $1", table); err != nil {
+		return err
+	}
+	// Unapplied marks name rows by id: a table made again under the name
+	// numbers its rows from 1 again, and they must not be marked.
+	_, err := s.db.ExecContext(ctx, "DELETE FROM herald_log_marks WHERE table_name = $1", table)
 	return err
 }

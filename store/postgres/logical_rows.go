@@ -118,7 +118,7 @@ func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, d
 		if _, err := tx.ExecContext(ctx, asyncCommit, boundArg(applyBound)); err != nil {
 			return store.MarksApplied{}, err
 		}
-		res, missed, err := applyJournal(ctx, tx, q, lane, limit, deleteRows)
+		res, missed, err := applyJournal(ctx, tx, q, table, lane, limit, deleteRows)
 		if err != nil || len(missed) == 0 {
 			return res, err
 		}
@@ -148,18 +148,20 @@ func settleSQL(q string, deleteRows bool) string {
   FROM d WHERE t.id = d.id AND (t.status || '') = 'pending' AND t.lease_owner = '' RETURNING t.id`
 }
 
-// applyJournal takes up to limit journal batches of lane, settles their
-// rows in one statement and returns the counts and the rows it did not
-// settle. The first row of the answer carries the counts (its id is NULL).
-func applyJournal(ctx context.Context, tx *sql.Tx, q, lane string, limit int, deleteRows bool) (store.MarksApplied, []journaled, error) {
+// applyJournal takes up to limit journal batches of lane's rows in table
+// (q quoted), settles their rows in one statement and returns the counts
+// and the rows it did not settle. The first row of the answer carries the
+// counts (its id is NULL). A journal row of another table is never
+// applied here: its ids name rows of that table.
+func applyJournal(ctx context.Context, tx *sql.Tx, q, table, lane string, limit int, deleteRows bool) (store.MarksApplied, []journaled, error) {
 	var res store.MarksApplied
 	rows, err := tx.QueryContext(ctx, `WITH done AS (DELETE FROM herald_log_marks WHERE id IN (
-  SELECT id FROM herald_log_marks WHERE lane = $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING ids, receipts),
+  SELECT id FROM herald_log_marks WHERE lane = $1 AND table_name = $3 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING ids, receipts),
 d AS (SELECT u.id, u.receipt FROM done, unnest(done.ids, done.receipts) AS u(id, receipt)),
 upd AS (`+settleSQL(q, deleteRows)+`)
 SELECT NULL::bigint, NULL::text, (SELECT count(*) FROM done), (SELECT count(*) FROM upd)
 UNION ALL
-SELECT d.id, d.receipt, 0, 0 FROM d WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = d.id)`, lane, limit)
+SELECT d.id, d.receipt, 0, 0 FROM d WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = d.id)`, lane, limit, table)
 	if err != nil {
 		return res, nil, err
 	}

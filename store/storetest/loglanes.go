@@ -13,6 +13,7 @@ import (
 
 var logLaneTests = []featureTest[store.LogReader]{
 	{"CheckOrRoundTrip", testLogLane},
+	{"JournalStaysWithItsTable", testLogJournalStaysWithItsTable},
 }
 
 // testLogLane: a store that reads its database's log says what log lanes
@@ -55,15 +56,7 @@ func testLogRoundTrip(t *testing.T, h *harness, lr store.LogReader, p store.LogP
 	defer st.Close()
 	evs := []herald.Event{event("A"), event("B"), event("C")}
 	h.enqueue(evs...)
-	var recs []store.Record
-	var end uint64
-	for deadline := time.Now().Add(30 * time.Second); len(recs) < len(evs) && time.Now().Before(deadline); {
-		b, err := st.Next(h.ctx, 100, time.Second)
-		if err != nil {
-			t.Fatalf("[log lanes] Next: %v", err)
-		}
-		recs, end = append(recs, b.Records...), b.End
-	}
+	recs, end := readLog(t, h, st, len(evs))
 	got := make([]string, len(recs))
 	ds := make([]store.Delivery, len(recs))
 	for i, r := range recs {
@@ -86,5 +79,63 @@ func testLogRoundTrip(t *testing.T, h *harness, lr store.LogReader, p store.LogP
 	})
 	if s := h.stats(); s.Delivered != int64(len(evs)) || s.Pending != 0 {
 		errorf(t, "marked log events are delivered rows", "stats %+v", s)
+	}
+}
+
+// readLog reads st until it has n records (or 30 s passed) and returns
+// them with the end of the last batch.
+func readLog(t *testing.T, h *harness, st store.LogStream, n int) (recs []store.Record, end uint64) {
+	for deadline := time.Now().Add(30 * time.Second); len(recs) < n && time.Now().Before(deadline); {
+		b, err := st.Next(h.ctx, 100, time.Second)
+		if err != nil {
+			t.Fatalf("[log lanes] Next: %v", err)
+		}
+		recs, end = append(recs, b.Records...), b.End
+	}
+	return recs, end
+}
+
+// testLogJournalStaysWithItsTable: a journaled mark names its row by id,
+// so it reaches only the table it was recorded for. ApplyMarks on another
+// table applies none of it, and Drop forgets it with its table: a table
+// made again under the name numbers its rows from 1 again, and the old
+// marks must not mark them delivered.
+func testLogJournalStaysWithItsTable(t *testing.T, h *harness, lr store.LogReader) {
+	if err := lr.CheckLog(h.ctx); err != nil {
+		t.Logf("the database serves no log lanes (%v): nothing to check", err)
+		return
+	}
+	t.Cleanup(func() { _ = h.s.Drop(context.Background(), h.table) })
+	p := store.LogParams{Scope: h.scope(), Lane: randomName("lane"), Owner: "storetest", Lease: time.Minute}
+	st, err := lr.OpenLog(h.ctx, p)
+	if err != nil {
+		t.Fatalf("[log lanes] OpenLog: %v", err)
+	}
+	h.enqueue(event("A"), event("B"))
+	recs, end := readLog(t, h, st, 2)
+	ds := make([]store.Delivery, len(recs))
+	for i, r := range recs {
+		ds[i] = store.Delivery{ID: r.ID}
+	}
+	if err := st.Record(h.ctx, end, ds); err != nil {
+		t.Fatalf("[log lanes] Record: %v", err)
+	}
+	_ = st.Close()
+	other := randomName("herald_t")
+	h.migrate(other)
+	t.Cleanup(func() { _ = h.s.Drop(context.Background(), other) })
+	if res, err := lr.ApplyMarks(h.ctx, other, p.Lane, 10, false); err != nil || res != (store.MarksApplied{}) {
+		errorf(t, "a journaled mark is applied only to its own table", "ApplyMarks on another table = %+v, %v", res, err)
+	}
+	if err := h.s.Drop(h.ctx, h.table); err != nil {
+		t.Fatalf("[log lanes] Drop: %v", err)
+	}
+	h.migrate(h.table)
+	h.enqueue(event("C"), event("D"))
+	if res, err := lr.ApplyMarks(h.ctx, h.table, p.Lane, 10, false); err != nil || res != (store.MarksApplied{}) {
+		errorf(t, "Drop forgets the table's unapplied marks", "ApplyMarks after Drop and Migrate = %+v, %v", res, err)
+	}
+	if s := h.stats(); s.Pending != 2 || s.Delivered != 0 {
+		errorf(t, "marks journaled before Drop leave the new table's rows alone", "stats %+v, want 2 pending", s)
 	}
 }

@@ -90,15 +90,21 @@ func newHarness(t *testing.T, open Opener) *harness {
 	t.Cleanup(cancel)
 	s := open(t)
 	table := randomName("herald_t")
-	// Every kind of claim runs on this table: ordered, tenant, fair.
-	if err := store.MigrateFor(ctx, s, table, store.TableUse{Ordered: true, Tenants: true}); err != nil {
-		t.Fatalf("[migrate] MigrateFor(%s): %v", table, err)
-	}
 	ob, err := herald.NewOutbox(herald.OutboxConfig{Dialect: s.Dialect(), Table: table})
 	if err != nil {
 		t.Fatalf("[outbox] NewOutbox: %v", err)
 	}
-	return &harness{t: t, ctx: ctx, open: open, s: s, table: table, ob: ob}
+	h := &harness{t: t, ctx: ctx, open: open, s: s, table: table, ob: ob}
+	h.migrate(table)
+	return h
+}
+
+// migrate makes table for every kind of claim: ordered, tenant, fair.
+func (h *harness) migrate(table string) {
+	h.t.Helper()
+	if err := store.MigrateFor(h.ctx, h.s, table, store.TableUse{Ordered: true, Tenants: true}); err != nil {
+		h.t.Fatalf("[migrate] MigrateFor(%s): %v", table, err)
+	}
 }
 
 // randomName returns prefix_ and 12 random hex digits: a valid identifier.

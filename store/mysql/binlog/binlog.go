@@ -26,6 +26,9 @@ type Store struct {
 	*mysql.Store
 	cfg  *gomysql.Config // for the replication connection
 	logs loglane.Dialect
+	// images is whether the marker may ask for minimal row images
+	// (rowimage.go).
+	images rowImages
 }
 
 var _ store.LogReader = (*Store)(nil)

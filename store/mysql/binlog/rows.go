@@ -90,15 +90,15 @@ func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, d
 		return store.MarksApplied{}, nil // marked as recorded (mapped.go)
 	}
 	return s.logs.ApplyMarks(ctx, table, lane, func(ctx context.Context, tx *sql.Tx, q string) (store.MarksApplied, error) {
-		return applyMarks(ctx, tx, q, lane, limit, deleteRows)
+		return applyMarks(ctx, tx, &s.images, q, table, lane, limit, deleteRows)
 	})
 }
 
 // applyMarks is ApplyMarks' transaction: it takes the journal rows,
 // settles their rows, counts the others and deletes the journal rows.
-func applyMarks(ctx context.Context, tx *sql.Tx, q, lane string, limit int, deleteRows bool) (store.MarksApplied, error) {
+func applyMarks(ctx context.Context, tx *sql.Tx, ri *rowImages, q, table, lane string, limit int, deleteRows bool) (store.MarksApplied, error) {
 	var res store.MarksApplied
-	ids, marks, err := takeMarks(ctx, tx, lane, limit)
+	ids, marks, err := takeMarks(ctx, tx, table, lane, limit)
 	if err != nil || len(ids) == 0 {
 		return res, err
 	}
@@ -107,13 +107,13 @@ func applyMarks(ctx context.Context, tx *sql.Tx, q, lane string, limit int, dele
 	if err != nil {
 		return res, err
 	}
-	if res.Marked, err = settleRows(ctx, tx, q, string(doc), deleteRows); err != nil {
+	if res.Marked, err = settleRows(ctx, tx, ri, q, string(doc), deleteRows); err != nil {
 		return res, err
 	}
 	if err := countMissed(ctx, tx, q, marks, deleteRows, &res); err != nil {
 		return res, err
 	}
-	_, err = tx.ExecContext(ctx, "DELETE FROM herald_log_marks WHERE id IN ("+sqlbuild.Marks(len(ids))+")", sqlbuild.Int64Args(ids)...)
+	_, err = ri.exec(ctx, tx, "DELETE FROM herald_log_marks WHERE id IN ("+sqlbuild.Marks(len(ids))+")", sqlbuild.Int64Args(ids)...)
 	return res, err
 }
 
@@ -122,15 +122,15 @@ const marksJSON = `JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT PATH '$[0]', receipt 
 
 // settleRows marks delivered, or deletes, the journaled rows in doc (a
 // JSON array of [id, receipt]) that are still pending and not handed over,
-// and returns how many.
-func settleRows(ctx context.Context, tx *sql.Tx, q, doc string, deleteRows bool) (int, error) {
+// and returns how many (with minimal row images where ri allows).
+func settleRows(ctx context.Context, tx *sql.Tx, ri *rowImages, q, doc string, deleteRows bool) (int, error) {
 	var res sql.Result
 	var err error
 	if deleteRows {
-		res, err = tx.ExecContext(ctx, `DELETE t FROM `+q+` t JOIN `+marksJSON+` ON t.id = d.id
+		res, err = ri.exec(ctx, tx, `DELETE t FROM `+q+` t JOIN `+marksJSON+` ON t.id = d.id
 WHERE t.status = 'pending' AND t.lease_owner = ''`, doc)
 	} else {
-		res, err = tx.ExecContext(ctx, `UPDATE `+q+` t JOIN `+marksJSON+`
+		res, err = ri.exec(ctx, tx, `UPDATE `+q+` t JOIN `+marksJSON+`
   ON t.id = d.id
 SET t.status = 'delivered', t.available_at = UTC_TIMESTAMP(6),
   t.receipt_padded = CONCAT(d.receipt, REPEAT(' ', GREATEST(0, ? - LENGTH(d.receipt))))
@@ -184,10 +184,12 @@ func distinctIDs(marks []mark) []int64 {
 	return ids
 }
 
-// takeMarks locks up to limit journal rows of lane and returns their ids
-// and their marks.
-func takeMarks(ctx context.Context, tx *sql.Tx, lane string, limit int) ([]int64, []mark, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, marks FROM herald_log_marks WHERE lane = ? ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`, lane, limit)
+// takeMarks locks up to limit journal rows of lane's rows in table and
+// returns their ids and their marks (a journal row of another table names
+// rows of that table).
+func takeMarks(ctx context.Context, tx *sql.Tx, table, lane string, limit int) ([]int64, []mark, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, marks FROM herald_log_marks WHERE lane = ? AND table_name = ? ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
+		lane, table, limit)
 	if err != nil {
 		return nil, nil, err
 	}
