@@ -9,7 +9,8 @@
 //
 // -insert bare writes the documented plain INSERT (docs/sql.md), -insert
 // outbox goes through herald.Outbox.Enqueue. -await N commits nothing: it
-// waits until N distinct events arrived on -subject (a drain's end).
+// waits until the JetStream stream -stream holds N more messages (a
+// drain's end).
 package main
 
 import (
@@ -43,14 +44,15 @@ func main() {
 	conns := flag.Int("conns", 4, "producer connections")
 	insert := flag.String("insert", "bare", "bare (plain INSERT) or outbox (herald.Outbox.Enqueue)")
 	grace := flag.Duration("grace", 10*time.Second, "how long to wait for the last events after the producers stop")
-	awaitN := flag.Int("await", 0, "commit nothing; exit once this many distinct events arrived on -subject (or after -d)")
+	awaitN := flag.Int("await", 0, "commit nothing; exit once -stream holds this many more messages (or after -d)")
+	stream := flag.String("stream", "", "the JetStream stream -await counts")
 	flag.Parse()
 	if *awaitN > 0 {
 		nc, err := nats.Connect(*natsURL)
 		if err != nil {
 			log.Fatal(err)
 		}
-		if err := await(nc, *subject, *awaitN, *dur); err != nil {
+		if err := awaitStream(nc, *stream, *awaitN, *dur); err != nil {
 			log.Fatal(err)
 		}
 		return
