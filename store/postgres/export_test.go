@@ -13,3 +13,9 @@ func (s *Store) MigrateProjectionsTo(ctx context.Context, table string, v int) e
 
 // OutboxColumns are the columns CheckTable requires.
 var OutboxColumns = outboxColumns
+
+// AutovacuumDisabled is autovacuumDisabled, for Advice's test on a server
+// whose autovacuum is off (where Advice names the server, not the table).
+func (s *Store) AutovacuumDisabled(ctx context.Context, table string) (bool, error) {
+	return s.autovacuumDisabled(ctx, table)
+}
