@@ -92,6 +92,7 @@ func (s *storeRun) run(ctx context.Context, env runEnv) error {
 	}
 	defer rt.Close()
 	s.opening.Opened(rt.Store)
+	logAdvice(ctx, rt.Store, rt.File.Lanes, s.log)
 	rt.UseBrokers(env.brokers)
 	projections, err := rt.StartProjections(ctx, s.log, env.migrate)
 	if err != nil {
