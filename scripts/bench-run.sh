@@ -90,8 +90,14 @@ bench_rate() {
   "$1" --config "$work/bench.yaml" bench throughput --events "$n" --batch "$b" --workers "$w" --runs 1 --json |
     python3 -c 'import json,sys; print(int(json.load(sys.stdin)["Broker"]))'
 }
-# probe_line BIN INSERT: the probe's RESULT against herald run on the latency lane.
+# probe_line BIN INSERT: the probe's RESULT against herald run on the latency
+# lane, on a fresh table: where PostgreSQL runs with autovacuum off (as on the
+# machine the figures in docs/benchmarks.md come from),
+# so a table kept from round to round carried every earlier round's dead
+# rows (over a million after a few high-rate rounds) and each round's tails
+# grew with them.
 probe_line() {
+  sql "DROP TABLE IF EXISTS herald_probe" >/dev/null; "$1" migrate --config "$work/latency.yaml" >/dev/null
   "$1" run --config "$work/latency.yaml" >"$work/latency.log" 2>&1 & local pid=$!
   sleep 2
   "$work/probe" -db "$kind" -dsn "$dsn" -table herald_probe -subject 'heraldprobe.>' -rate "$rate" -conns "${CONNS:-4}" -d 20s -insert "$2" | grep RESULT
