@@ -355,8 +355,10 @@ func checkWalletMessage(t *testing.T, pub *memory.Publisher, id string) {
 // rows as that worker does (pending or retryable and due, FOR UPDATE SKIP
 // LOCKED, then status delivering with its worker_id and a lock_until_ms),
 // publishes them to pub one by one and marks them delivered, until ctx
-// ends. It returns the event ids it published.
-func (w *wallet) oldWorker(ctx context.Context, pub *memory.Publisher, id string) (published []string, err error) {
+// ends. It returns the event ids it published. firstClaimed, when not nil,
+// is called once after its first claim that took rows, before it publishes
+// them.
+func (w *wallet) oldWorker(ctx context.Context, pub *memory.Publisher, id string, firstClaimed func()) (published []string, err error) {
 	defer func() {
 		if ctx.Err() != nil {
 			// Stopped: what failed failed for that (database/sql rolls
@@ -368,6 +370,10 @@ func (w *wallet) oldWorker(ctx context.Context, pub *memory.Publisher, id string
 		ids, err := w.oldClaim(ctx, id, 20)
 		if err != nil {
 			return published, err
+		}
+		if len(ids) > 0 && firstClaimed != nil {
+			firstClaimed()
+			firstClaimed = nil
 		}
 		for _, ev := range ids {
 			msg := broker.Message{Event: herald.Event{ID: ev, Topic: "wallet", Type: "WalletGiftDebited", Payload: []byte(`{}`)},
@@ -386,6 +392,17 @@ WHERE event_id = ? AND worker_id = ? AND status = 'delivering'`), ev, id); err !
 		}
 	}
 	return published, nil
+}
+
+// deliveredBy counts the delivered rows whose worker id starts with prefix.
+func (w *wallet) deliveredBy(prefix string) int {
+	n := 0
+	for _, r := range w.rows() {
+		if r.status == "delivered" && strings.HasPrefix(r.worker, prefix) {
+			n++
+		}
+	}
+	return n
 }
 
 // oldClaim is the old worker's claim of up to limit rows.
@@ -442,12 +459,26 @@ func testAdoptShared(t *testing.T, db adoptDB) {
 		ids []string
 		err error
 	}
+	// The old worker holds its first batch until Herald has delivered a
+	// row, then both go on: each takes rows whatever the machine's load
+	// (CI once saw the old worker take all 600 before Herald's first
+	// claim), and the rest of the run shares the table.
 	old := make(chan result, 1)
+	held, resume := make(chan struct{}), make(chan struct{})
 	go func() {
-		published, err := w.oldWorker(ctx, pub, "wallet-node-1")
+		published, err := w.oldWorker(ctx, pub, "wallet-node-1", func() {
+			close(held)
+			select {
+			case <-resume:
+			case <-ctx.Done():
+			}
+		})
 		old <- result{published, err}
 	}()
+	<-held
 	r := w.runRelay(w.lane(pub))
+	waitFor(t, 60*time.Second, "a row delivered by Herald", func() bool { return w.deliveredBy("test/") > 0 })
+	close(resume)
 	waitFor(t, 60*time.Second, "every row delivered", func() bool { return w.countStatus("delivered") == n })
 	r.stop()
 	cancel()

@@ -75,7 +75,7 @@ func testAdoptLogCutOver(t *testing.T, db adoptDB) {
 	defer cancel()
 	old := make(chan []string, 1)
 	go func() {
-		published, err := w.oldWorker(ctx, pub, "wallet-node-1")
+		published, err := w.oldWorker(ctx, pub, "wallet-node-1", nil)
 		if err != nil {
 			t.Errorf("old worker: %v", err)
 		}
