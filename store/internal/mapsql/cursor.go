@@ -99,8 +99,12 @@ func (t *Table) cursorKey(status string, scope store.Scope) string {
 	if !t.ordersByID.Load() || status == t.m.Statuses.InFlight {
 		return ""
 	}
-	return status + "\x00" + fmt.Sprint(scope)
+	return rangeKey(status, scope)
 }
+
+// rangeKey names the reads of status in scope, for the state claims keep
+// per read (cursors, quiet values).
+func rangeKey(status string, scope store.Scope) string { return status + "\x00" + fmt.Sprint(scope) }
 
 // learnTable reads what claims need to know of the table (checkCursor,
 // learnOwnerWidth) once, before a table's first claim that Check has not

@@ -1,7 +1,6 @@
 package mapsql
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
@@ -65,5 +64,5 @@ func (t *Table) quietKey(status string, scope store.Scope) string {
 	if status == t.m.Statuses.Pending[0] || status == t.m.Statuses.InFlight {
 		return ""
 	}
-	return status + "\x00" + fmt.Sprint(scope)
+	return rangeKey(status, scope)
 }
