@@ -14,8 +14,9 @@ var _ store.Advisor = (*Store)(nil)
 // and the delivery's status changes), each with entries in the table's
 // indexes; without vacuum they stay, and a claim walks over more of them
 // every minute. On a PostgreSQL with autovacuum off, a commit → broker
-// latency probe's p99 grew from tens to hundreds of milliseconds over a
-// few rounds on a table kept between them (over a million dead versions).
+// latency probe at about 2,700 commits a second had a p99 of 186–250 ms on
+// a fresh table and 0.8–3.7 s on one kept from earlier rounds (1.1 million
+// dead versions).
 const vacuumWhy = "the two dead row versions every event leaves (its claim's and its delivery's) and their index entries are never cleaned up, and claims slow down as they pile up"
 
 // Advice warns when autovacuum is off for the server or for one of tables
