@@ -69,3 +69,6 @@ func (s *Store) LookForExpiredThen(ctx context.Context, table string, during fun
 
 // OutboxColumns are the columns CheckTable requires.
 var OutboxColumns = outboxColumns
+
+// MariaDB says whether the server is MariaDB.
+func (s *Store) MariaDB() bool { return s.mariadb }

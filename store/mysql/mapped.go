@@ -60,7 +60,11 @@ func (s *Store) mappedTables() *mapsql.Tables {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mapped == nil {
-		s.mapped = mapsql.NewTables(mapDialect, s.db, func(ctx context.Context, fn func(tx mapsql.Runner) error) error {
+		d := mapDialect
+		if s.mariadb {
+			d.Unchecked = uncheckedUpdate
+		}
+		s.mapped = mapsql.NewTables(d, s.db, func(ctx context.Context, fn func(tx mapsql.Runner) error) error {
 			return s.inTx(ctx, func(tx *sql.Tx) error { return fn(tx) })
 		})
 		// Claims in the store's own claim transactions: on its

@@ -43,14 +43,7 @@ func (t *Table) Check(ctx context.Context) error {
 		}
 	}
 	if len(e.Missing) == 0 && len(e.Misfits) == 0 {
-		if err := t.checkCursor(ctx); err != nil {
-			return err
-		}
-		if err := t.learnOwnerWidth(ctx); err != nil {
-			return err
-		}
-		t.tableLearned.Store(true)
-		return nil
+		return t.learn(ctx)
 	}
 	slices.Sort(e.Missing)
 	e.Missing = slices.Compact(e.Missing)

@@ -106,17 +106,25 @@ func (t *Table) cursorKey(status string, scope store.Scope) string {
 // per read (cursors, quiet values).
 func rangeKey(status string, scope store.Scope) string { return status + "\x00" + fmt.Sprint(scope) }
 
-// learnTable reads what claims need to know of the table (checkCursor,
-// learnOwnerWidth) once, before a table's first claim that Check has not
-// preceded; if the database does not answer, claims go on without and the
-// next one asks again.
+// learnTable runs learn once, before a table's first claim that Check has
+// not preceded; if the database does not answer, claims go on without and
+// the next one asks again.
 func (t *Table) learnTable(ctx context.Context) {
-	if t.tableLearned.Load() {
-		return
+	if !t.tableLearned.Load() {
+		_ = t.learn(ctx)
 	}
-	if t.checkCursor(ctx) == nil && t.learnOwnerWidth(ctx) == nil {
-		t.tableLearned.Store(true)
+}
+
+// learn reads what claims need to know of the table (checkCursor,
+// learnOwnerWidth, learnChecks).
+func (t *Table) learn(ctx context.Context) error {
+	for _, step := range []func(context.Context) error{t.checkCursor, t.learnOwnerWidth, t.learnChecks} {
+		if err := step(ctx); err != nil {
+			return err
+		}
 	}
+	t.tableLearned.Store(true)
+	return nil
 }
 
 // checkCursor turns the cursor on when the dialect asks for one, times

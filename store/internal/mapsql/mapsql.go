@@ -82,6 +82,11 @@ type Dialect struct {
 	// Widths returns the character widths of a table's bounded text
 	// columns, by lower-case name; nil where text has no width (SQLite).
 	Widths func(ctx context.Context, q Runner, table string) (map[string]int, error)
+	// Unchecked returns what to put before an UPDATE of table so that it
+	// does not evaluate the table's CHECK constraints, or "" where they
+	// must be (one reads a column of written) or there are none
+	// (checks.go); nil: updates evaluate them.
+	Unchecked func(ctx context.Context, q Runner, table string, written []string) (string, error)
 }
 
 // Runner is a *sql.DB, *sql.Conn or *sql.Tx.
@@ -207,6 +212,9 @@ type Table struct {
 	// ownerWidth is the lease owner column's width; 0: unbounded or not
 	// known (owner.go).
 	ownerWidth atomic.Int64
+	// updatePrefix goes before the lease's and the marks' UPDATEs (a
+	// string; checks.go).
+	updatePrefix atomic.Value
 }
 
 // quotedColumns are the mapped columns, quoted; "" for those not mapped.

@@ -242,12 +242,11 @@ func (t *Table) markEach(ctx context.Context, rows []claimedRow, held []int, f s
 // event id, through the primary key where the dialect can force it and
 // the id column is the key (ordersByID). Left alone, MariaDB's optimizer
 // may walk the status range of a (status, …) index instead when few rows
-// are in flight, which locks and reads entries other claims changed.
+// are in flight, which locks and reads entries other claims changed. An
+// UPDATE leaves out the table's checks where it may (checks.go).
 func (t *Table) updateByID() string {
-	if h := t.primaryHint(); h != "" {
-		return "UPDATE " + t.quoted + h + " SET "
-	}
-	return "UPDATE " + t.quoted + " SET "
+	prefix, _ := t.updatePrefix.Load().(string)
+	return prefix + "UPDATE " + t.quoted + t.primaryHint() + " SET "
 }
 
 func (t *Table) deleteByID() string {
