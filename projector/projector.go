@@ -123,12 +123,20 @@ func (p *Projector) work(ctx context.Context, shard <-chan job) {
 				break fill
 			}
 		}
-		if len(batch) == 1 {
+		if len(batch) == 1 && !p.sendsMade(batch[0]) {
 			p.handle(ctx, batch[0].Received)
 		} else {
 			p.handleBatch(ctx, batch)
 		}
 	}
+}
+
+// sendsMade says whether j's statements, made when it was routed, go to
+// the store as they are: then even a batch of one takes handleBatch, where
+// handle would run the handler, which makes them again.
+func (p *Projector) sendsMade(j job) bool {
+	_, ok := p.cfg.Store.(store.StatementApplier)
+	return ok && j.made
 }
 
 // settleTimeout bounds an ack or nack, which must not hang a shutdown.
