@@ -115,7 +115,15 @@ func explain(t *testing.T, db *sql.DB, q string, args []any) string {
 	if _, err := tx.Exec(planSettings, boundArg(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := tx.Query("EXPLAIN "+q, args...)
+	return planOf(t, tx, q, args)
+}
+
+// planOf returns the plan of q as text, planned on db.
+func planOf(t *testing.T, db interface {
+	Query(string, ...any) (*sql.Rows, error)
+}, q string, args []any) string {
+	t.Helper()
+	rows, err := db.Query("EXPLAIN "+q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

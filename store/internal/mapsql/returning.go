@@ -2,6 +2,7 @@ package mapsql
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,9 +85,24 @@ func (t *Table) claimStatement(p store.ClaimParams, order []string) (string, []a
 		from += ", herald_cfg"
 	}
 	set, setArgs := t.leaseSet(p)
-	q := "WITH " + strings.Join(with, ",\n") + "\nUPDATE " + t.quoted + " SET " + set + from + " WHERE " + c.ID + " = " + pickedID +
+	// The ids as an array as well as the join: the array is an index
+	// condition on the id column, so the table's side reads the picked rows
+	// only. With the join alone, on an analyzed table of some tens of
+	// thousands of rows, the planner hashed the whole table (a sequential
+	// scan per claim) for a batch of 1,000.
+	q := "WITH " + strings.Join(with, ",\n") + "\nUPDATE " + t.quoted + " SET " + set + from + " WHERE " + c.ID +
+		" = ANY (ARRAY(SELECT " + pickedID + " FROM herald_picked)) AND " + c.ID + " = " + pickedID +
 		" RETURNING " + t.recordColumnsDue(pickedDue)
 	return q, append(args, setArgs...)
+}
+
+// ClaimStatement is the statement, in the database's placeholders, and
+// its arguments that a claim of p runs on a database that returns what an
+// UPDATE changed (Dialect.Returning), reading every pending value then
+// the in-flight one: for EXPLAIN, in tests and by hand.
+func (t *Table) ClaimStatement(p store.ClaimParams) (string, []any) {
+	q, args := t.claimStatement(p, append(slices.Clone(t.m.Statuses.Pending), t.m.Statuses.InFlight))
+	return t.rebind(q), args
 }
 
 // leaseSet is the lease's SET clause and its arguments: in flight under
