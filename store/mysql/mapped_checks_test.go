@@ -11,7 +11,7 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// checkedMapping maps the tables of TestMappedUpdatesSkipChecks.
+// checkedMapping maps the tables of TestAdoptMappedUpdatesSkipChecks.
 var checkedMapping = store.Mapping{
 	Columns: store.Columns{ID: "event_id", Type: "event_type", Payload: "payload_json", Status: "status",
 		NextAttempt: "next_retry_at_ms", LeaseUntil: "lock_until_ms", LeaseOwner: "worker_id"},
@@ -20,13 +20,13 @@ var checkedMapping = store.Mapping{
 	TimeUnit: store.TimeEpochMillis,
 }
 
-// TestMappedUpdatesSkipChecks: on MariaDB, claims and marks of a mapped
+// TestAdoptMappedUpdatesSkipChecks: on MariaDB, claims and marks of a mapped
 // table leave out its CHECK constraints when none reads a column they
 // write (a JSON payload's json_valid, parsed at every UPDATE otherwise),
 // and keep them when one does. The proof is a row whose payload breaks its
 // check (written with checks off, as a bulk load may): relayed where the
 // checks are left out, refused by the claim where a check reads status.
-func TestMappedUpdatesSkipChecks(t *testing.T) {
+func TestAdoptMappedUpdatesSkipChecks(t *testing.T) {
 	s := openStore(t)
 	if !s.MariaDB() {
 		t.Skip("check_constraint_checks is MariaDB's")

@@ -10,11 +10,11 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// TestMappedClaimPlan: a mapped table's claim reads only the picked rows
+// TestAdoptMappedClaimPlan: a mapped table's claim reads only the picked rows
 // of the table when it leases them, before and after ANALYZE, at batch
 // sizes up to 1,000. With the join alone, on an analyzed table of 30,000
 // pending rows, the planner hashed the whole table for every claim.
-func TestMappedClaimPlan(t *testing.T) {
+func TestAdoptMappedClaimPlan(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := Open(ctx, testenv.PostgresDSN(), Options{})
