@@ -15,13 +15,7 @@ import (
 // sizes up to 1,000. With the join alone, on an analyzed table of 30,000
 // pending rows, the planner hashed the whole table for every claim.
 func TestAdoptMappedClaimPlan(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := Open(ctx, testenv.PostgresDSN(), Options{})
-	if err != nil {
-		testenv.Unreachable(t, "PostgreSQL", err)
-	}
-	defer s.Close()
+	ctx, s := openForPlans(t)
 	table := testenv.Name("herald_mplan")
 	defer s.DB().Exec(`DROP TABLE IF EXISTS "` + table + `"`) //nolint:errcheck // cleanup
 	for _, q := range []string{
@@ -59,4 +53,18 @@ func TestAdoptMappedClaimPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after ANALYZE")
+}
+
+// openForPlans opens a store on the test server for a plan test, closed
+// with the test, and a context that bounds it.
+func openForPlans(t *testing.T) (context.Context, *Store) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	s, err := Open(ctx, testenv.PostgresDSN(), Options{})
+	if err != nil {
+		testenv.Unreachable(t, "PostgreSQL", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return ctx, s
 }
