@@ -43,6 +43,40 @@ type logReader struct {
 	// recorded is kicked when a batch with deliveries is recorded: the
 	// marker's cue.
 	recorded chan struct{}
+	// stopStream ends the open stream (nil while none is open): reopen.
+	// reopening counts the quick tries left after it.
+	streamMu   sync.Mutex
+	stopStream context.CancelCauseFunc
+	reopening  int
+}
+
+// reopenTries × reopenWait is how long a reopened stream waits for its
+// closed one's server side to let go, before it stands by as if another
+// process held the lease.
+const (
+	reopenTries = 50
+	reopenWait  = 100 * time.Millisecond
+)
+
+// errReopen ends a stream that the stray check found passing rows by: the
+// store checks at each open that the log still carries the lane's table
+// (on PostgreSQL a table dropped and made again has left its publication).
+var errReopen = errors.New("stranded rows found: reopening the log stream")
+
+// reopen ends the open stream, if any; run opens it again at once.
+func (r *logReader) reopen() {
+	r.streamMu.Lock()
+	defer r.streamMu.Unlock()
+	if r.stopStream != nil {
+		r.stopStream(errReopen)
+	}
+}
+
+// streaming sets the open stream's stop (nil once it ended).
+func (r *logReader) streaming(stop context.CancelCauseFunc) {
+	r.streamMu.Lock()
+	r.stopStream = stop
+	r.streamMu.Unlock()
 }
 
 func newLogReader(lr store.LogReader, w *worker) *logReader {
@@ -57,7 +91,7 @@ func (r *logReader) run(ctx context.Context) {
 		st, err := r.lr.OpenLog(ctx, store.LogParams{Scope: lane.Scope(), Lane: lane.Name, Owner: r.owner, Lease: lane.Lease,
 			LeaveDelivered: lane.OnDelivered == OnDeliveredLeave})
 		if err == nil {
-			r.standingBy, r.reportedErr = false, ""
+			r.standingBy, r.reportedErr, r.reopening = false, "", 0
 			r.w.log.Info("log reader active", slog.String("owner", r.owner))
 			err = r.relay(ctx, st)
 			st.Close()
@@ -73,6 +107,13 @@ func (r *logReader) run(ctx context.Context) {
 // next try.
 func (r *logReader) pause(err error) time.Duration {
 	switch {
+	case errors.Is(err, errReopen):
+		r.w.log.Info("log reader reopening its stream: the stray check found rows it passed")
+		r.reopening = reopenTries
+		return 0
+	case errors.Is(err, store.ErrLogLeaseHeld) && r.reopening > 0:
+		r.reopening-- // the closed stream's server side may hold the log a moment longer
+		return reopenWait
 	case errors.Is(err, store.ErrLogLeaseHeld):
 		if !r.standingBy {
 			r.w.log.Info("log reader standing by: another process holds the lane's lease", slog.String("error", err.Error()))
@@ -116,6 +157,8 @@ func (r *logReader) relay(ctx context.Context, st store.LogStream) error {
 		return err
 	}
 	sctx, stop := context.WithCancelCause(ctx)
+	r.streaming(stop)
+	defer r.streaming(nil)
 	rec := startRecorder(sctx, stop, st, r.w, r.recorded)
 	batches := make(chan fetched, 1)
 	go r.fetch(sctx, stop, st, batches)
@@ -218,6 +261,6 @@ func (r *Relay) startLogLane(ctx context.Context, lane Lane, log *slog.Logger, s
 	w.breaker, w.paused = r.breakers[lane.Name], r.state.paused[lane.Name]
 	reader := newLogReader(lr, w)
 	start(func() { reader.run(ctx) })
-	start(func() { runMarker(ctx, lr, w, reader.recorded) })
+	start(func() { runMarker(ctx, lr, w, reader.recorded, reader.reopen) })
 	return nil
 }

@@ -133,11 +133,12 @@ const (
 // each recorded batch and every poll interval, until ctx ends: off the hot
 // path, so that status, dead, the dashboard and retention see delivered
 // rows as on a polling lane. Every strayEvery intervals it also runs the
-// stray check. Failures are logged once and retried.
-func runMarker(ctx context.Context, lr store.LogReader, w *worker, recorded <-chan struct{}) {
+// stray check, and reopens the reader's stream (reopen) when that found
+// rows. Failures are logged once and retried.
+func runMarker(ctx context.Context, lr store.LogReader, w *worker, recorded <-chan struct{}, reopen func()) {
 	t := time.NewTicker(w.lane.PollInterval)
 	defer t.Stop()
-	m := marker{lr: lr, w: w}
+	m := marker{lr: lr, w: w, reopen: reopen}
 	for ticks := 0; ; {
 		m.applyAll(ctx)
 		select {
@@ -160,6 +161,7 @@ type marker struct {
 	failing      bool
 	strayFailing bool
 	probe        store.StrayProbe
+	reopen       func()
 }
 
 // applyAll applies journaled batches until fewer than logMarkBatches are
@@ -200,4 +202,7 @@ func (m *marker) checkStrays(ctx context.Context) {
 	m.w.log.Warn("log lane: rows the log passed were left pending; handed to the polling workers (they may be published again)",
 		slog.Int("rows", len(handed)), slog.Any("ids", handed[:min(len(handed), 20)]))
 	m.w.obs.BatchDone(BatchStats{Lane: m.w.lane.Name, Worker: m.w.id, Stranded: len(handed)})
+	// The stream may no longer carry the table (made again since it
+	// opened); opening it again checks that and publishes the table anew.
+	m.reopen()
 }

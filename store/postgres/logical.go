@@ -129,21 +129,36 @@ WHERE lane = $1 AND (owner = $2 OR owner = '' OR lease_until < now()) RETURNING 
 	return uint64(pos), nil
 }
 
-// ensurePublication creates the table's publication unless it exists.
-func (s *Store) ensurePublication(ctx context.Context, pub, table string) error {
-	var n int
-	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM pg_publication WHERE pubname = $1", pub).Scan(&n); err != nil {
-		return err
+// ensurePublication makes sure the publication pub exists and publishes
+// table (quoted), and returns the table's relation id, which the stream's
+// inserts must carry. added is true when the table was not published a
+// moment ago: the publication was made now, or the table was dropped and
+// made again (DROP TABLE takes a table out of its publications). The
+// stream cannot read rows committed before that, so the caller hands them
+// over.
+func (s *Store) ensurePublication(ctx context.Context, pub, table string) (relid uint32, added bool, err error) {
+	var exists, member bool
+	err = s.db.QueryRowContext(ctx, `SELECT COALESCE(to_regclass($2)::oid, 0),
+  EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1),
+  EXISTS (SELECT 1 FROM pg_publication_rel r JOIN pg_publication p ON p.oid = r.prpubid
+    WHERE p.pubname = $1 AND r.prrelid = to_regclass($2))`, pub, table).Scan(&relid, &exists, &member)
+	switch {
+	case err != nil:
+		return 0, false, err
+	case relid == 0:
+		return 0, false, fmt.Errorf("table %s does not exist (run herald migrate)", table)
+	case member:
+		return relid, false, nil
+	case exists:
+		_, err = s.db.ExecContext(ctx, "ALTER PUBLICATION "+pub+" ADD TABLE "+table)
+	default:
+		_, err = s.db.ExecContext(ctx, "CREATE PUBLICATION "+pub+" FOR TABLE "+table+" WITH (publish = 'insert')")
 	}
-	if n > 0 {
-		return nil
-	}
-	_, err := s.db.ExecContext(ctx, "CREATE PUBLICATION "+pub+" FOR TABLE "+table+" WITH (publish = 'insert')")
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "42710" { // created meanwhile by another relay
-		return nil
+	if errors.As(err, &pe) && pe.Code == "42710" { // made meanwhile by another relay
+		return relid, false, nil
 	}
-	return err
+	return relid, err == nil, err
 }
 
 // LogOwner is the lease_owner a log lane writes on the rows it hands over

@@ -20,7 +20,10 @@ import (
 
 // decoder turns pgoutput messages into the lane's records.
 type decoder struct {
-	table  string
+	// relid is the lane's table's relation id: inserts into a table of
+	// the same name that was dropped since are not the lane's (their ids
+	// name other rows now).
+	relid  uint32
 	prefix string
 	rels   map[uint32]*pglogrepl.RelationMessage
 	types  *pgtype.Map
@@ -39,7 +42,7 @@ func (d *decoder) event(m pglogrepl.Message, sc store.Scope) (store.Record, bool
 		return rec, false
 	case *pglogrepl.InsertMessage:
 		rel := d.rels[m.RelationID]
-		if rel == nil || rel.RelationName != d.table {
+		if rel == nil || rel.RelationID != d.relid {
 			return rec, false
 		}
 		rec = d.rowRecord(rel, tupleColumns(m.Tuple))

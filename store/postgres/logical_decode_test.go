@@ -57,7 +57,7 @@ func insertWAL(relID uint32, id int64, size int) []byte {
 
 func testDecoder() *decoder {
 	rel := outboxRelation()
-	return &decoder{table: rel.RelationName, prefix: MessagePrefix(rel.RelationName),
+	return &decoder{relid: rel.RelationID, prefix: MessagePrefix(rel.RelationName),
 		rels: map[uint32]*pglogrepl.RelationMessage{rel.RelationID: rel}, types: pgtype.NewMap()}
 }
 

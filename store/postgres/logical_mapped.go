@@ -96,7 +96,7 @@ func (st *logStream) record(ctx context.Context, tx *sql.Tx, ds []store.Delivery
 	if t := st.s.mapped.Get(st.p.Table); t != nil {
 		return t.MarkLogged(ctx, tx, ds, st.p.LeaveDelivered)
 	}
-	return journalMarks(ctx, tx, st.p, ds)
+	return journalMarks(ctx, tx, st.p, st.dec.relid, ds)
 }
 
 // handOverBacklog gives the lane's polling workers the rows committed

@@ -89,7 +89,7 @@ const applyBound = 10 * time.Second
 // journalMarks writes a recorded batch's delivered rows into
 // herald_log_marks, in the position's transaction: one narrow row instead
 // of an update of every outbox row, which ApplyMarks does later in bulk.
-func journalMarks(ctx context.Context, tx *sql.Tx, p store.LogParams, ds []store.Delivery) error {
+func journalMarks(ctx context.Context, tx *sql.Tx, p store.LogParams, relid uint32, ds []store.Delivery) error {
 	if len(ds) == 0 {
 		return nil
 	}
@@ -98,8 +98,8 @@ func journalMarks(ctx context.Context, tx *sql.Tx, p store.LogParams, ds []store
 	for i, d := range ds {
 		ids[i], receipts[i] = d.ID, d.Receipt.JSON()
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO herald_log_marks (lane, table_name, ids, receipts) VALUES ($1, $2, $3, $4)`,
-		p.Lane, p.Table, ids, receipts)
+	_, err := tx.ExecContext(ctx, `INSERT INTO herald_log_marks (lane, table_name, table_id, ids, receipts) VALUES ($1, $2, $3, $4, $5)`,
+		p.Lane, p.Table, int64(relid), ids, receipts)
 	return err
 }
 
@@ -152,16 +152,19 @@ func settleSQL(q string, deleteRows bool) string {
 // (q quoted), settles their rows in one statement and returns the counts
 // and the rows it did not settle. The first row of the answer carries the
 // counts (its id is NULL). A journal row of another table is never
-// applied here: its ids name rows of that table.
+// applied here: its ids name rows of that table; nor one of a table of the
+// same name since dropped (another table_id): its rows count as gone.
 func applyJournal(ctx context.Context, tx *sql.Tx, q, table, lane string, limit int, deleteRows bool) (store.MarksApplied, []journaled, error) {
 	var res store.MarksApplied
 	rows, err := tx.QueryContext(ctx, `WITH done AS (DELETE FROM herald_log_marks WHERE id IN (
-  SELECT id FROM herald_log_marks WHERE lane = $1 AND table_name = $3 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING ids, receipts),
-d AS (SELECT u.id, u.receipt FROM done, unnest(done.ids, done.receipts) AS u(id, receipt)),
+  SELECT id FROM herald_log_marks WHERE lane = $1 AND table_name = $3 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+  RETURNING ids, receipts, table_id IN (0, to_regclass($4)::oid::bigint) AS ours),
+d AS (SELECT u.id, u.receipt FROM done, unnest(done.ids, done.receipts) AS u(id, receipt) WHERE done.ours),
 upd AS (`+settleSQL(q, deleteRows)+`)
-SELECT NULL::bigint, NULL::text, (SELECT count(*) FROM done), (SELECT count(*) FROM upd)
+SELECT NULL::bigint, NULL::text, (SELECT count(*) FROM done), (SELECT count(*) FROM upd),
+  (SELECT COALESCE(sum(cardinality(ids)), 0) FROM done WHERE NOT ours)
 UNION ALL
-SELECT d.id, d.receipt, 0, 0 FROM d WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = d.id)`, lane, limit, table)
+SELECT d.id, d.receipt, 0, 0, 0 FROM d WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = d.id)`, lane, limit, table, q)
 	if err != nil {
 		return res, nil, err
 	}
@@ -170,12 +173,12 @@ SELECT d.id, d.receipt, 0, 0 FROM d WHERE NOT EXISTS (SELECT 1 FROM upd WHERE up
 	for rows.Next() {
 		var id sql.NullInt64
 		var receipt sql.NullString
-		var batches, marked int
-		if err := rows.Scan(&id, &receipt, &batches, &marked); err != nil {
+		var batches, marked, dropped int
+		if err := rows.Scan(&id, &receipt, &batches, &marked, &dropped); err != nil {
 			return res, nil, err
 		}
 		if !id.Valid {
-			res.Batches, res.Marked = batches, marked
+			res.Batches, res.Marked, res.Gone = batches, marked, dropped
 			continue
 		}
 		missed = append(missed, journaled{id: id.Int64, receipt: receipt.String})

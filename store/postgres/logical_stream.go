@@ -69,12 +69,19 @@ func (st *logStream) open(ctx context.Context) error {
 	if st.conn, err = pgconn.ConnectConfig(ctx, cfg); err != nil {
 		return herald.Unavailable(fmt.Errorf("postgres store: replication connection: %w", err))
 	}
-	if err := st.s.ensurePublication(ctx, st.pub, st.table); err != nil {
+	relid, added, err := st.s.ensurePublication(ctx, st.pub, st.table)
+	if err != nil {
 		return fmt.Errorf("postgres store: publication %s: %w", st.pub, err)
 	}
 	if st.pos.Confirmed == 0 {
 		if err := st.createSlot(ctx); err != nil {
 			return err
+		}
+	} else if added {
+		// The table was made again (or its publication dropped) since the
+		// position was recorded: its rows so far are not in the stream.
+		if _, err := st.handOverBacklog(ctx); err != nil {
+			return fmt.Errorf("postgres store: log lane %s: handing over the rows before the table was published: %w", st.p.Lane, err)
 		}
 	}
 	err = pglogrepl.StartReplication(ctx, st.conn, st.slot, st.confirmed(), pglogrepl.StartReplicationOptions{
@@ -83,7 +90,7 @@ func (st *logStream) open(ctx context.Context) error {
 		return st.startError(err)
 	}
 	st.skipTo = st.confirmed()
-	st.dec = decoder{table: st.p.Table, prefix: MessagePrefix(st.p.Table), rels: map[uint32]*pglogrepl.RelationMessage{},
+	st.dec = decoder{relid: relid, prefix: MessagePrefix(st.p.Table), rels: map[uint32]*pglogrepl.RelationMessage{},
 		types: pgtype.NewMap()}
 	if t := st.s.mapped.Get(st.p.Table); t != nil {
 		if st.dec.mapped, err = t.LogRows(ctx); err != nil {

@@ -29,7 +29,7 @@ func (d *decoder) insert(wal []byte, sc store.Scope) (rec store.Record, inScope,
 	}
 	d.cols = cols
 	rel := d.rels[relID]
-	if rel == nil || rel.RelationName != d.table {
+	if rel == nil || rel.RelationID != d.relid {
 		return rec, false, true
 	}
 	rec = d.rowRecord(rel, cols)

@@ -44,13 +44,23 @@ func (e *binlogEnv) journalBig(t *testing.T, lane string, n int) {
 // logEnd is the binary log's current size in bytes (all files).
 func (e *binlogEnv) logEnd(t *testing.T) int64 {
 	t.Helper()
+	var total int64
+	for _, size := range e.binaryLogs(t) {
+		total += size
+	}
+	return total
+}
+
+// binaryLogs is SHOW BINARY LOGS: each file's size by name.
+func (e *binlogEnv) binaryLogs(t *testing.T) map[string]int64 {
+	t.Helper()
 	rows, err := e.db.Query("SHOW BINARY LOGS")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
-	var total int64
+	files := map[string]int64{}
 	for rows.Next() {
 		var name string
 		var size int64
@@ -61,9 +71,9 @@ func (e *binlogEnv) logEnd(t *testing.T) int64 {
 		if err := rows.Scan(dest...); err != nil {
 			t.Fatal(err)
 		}
-		total += size
+		files[name] = size
 	}
-	return total
+	return files
 }
 
 // applyAndMeasure applies the lane's journal with s and returns how many
