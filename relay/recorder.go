@@ -33,11 +33,18 @@ func startRecorder(ctx context.Context, fail context.CancelCauseFunc, st store.L
 	go func() {
 		defer close(rc.done)
 		failed := false
+		var last time.Time
+		var lastEvents int
 		for req := range rc.in {
-			reqs := rc.gather(req)
+			var wait time.Duration
+			if lastEvents < recordGapBelow {
+				wait = time.Until(last.Add(recordGap))
+			}
+			reqs := rc.gather(req, wait)
 			if failed {
 				continue
 			}
+			last, lastEvents = time.Now(), eventsOf(reqs)
 			if err := rc.write(ctx, st, reqs, w); err != nil {
 				failed = true
 				fail(err)
@@ -47,9 +54,62 @@ func startRecorder(ctx context.Context, fail context.CancelCauseFunc, st store.L
 	return rc
 }
 
-// gather takes the requests waiting behind req.
-func (rc *recorder) gather(req recordReq) []recordReq {
+// recordGap is the least time between two of a recorder's writes while
+// the last one carried fewer than recordGapBelow events: at low rates a
+// log lane's batches hold an event or two each, and a write per batch (a
+// transaction, with its commit's flush) cost the database more than the
+// events did, and the producers' commits waited behind it. Batches settled
+// meanwhile are gathered into the next write; they are published already,
+// so only their position and marks wait (a crash in between publishes
+// them again, as any unrecorded batch). Busy lanes, whose batches are
+// large, write as soon as a batch is settled.
+const (
+	recordGap      = 10 * time.Millisecond
+	recordGapBelow = 100
+)
+
+// eventsOf counts the events of reqs.
+func eventsOf(reqs []recordReq) int {
+	n := 0
+	for _, r := range reqs {
+		n += r.stats.Claimed
+	}
+	return n
+}
+
+// gather takes req, the requests that arrive within wait (none if wait
+// <= 0) and those waiting after that, without ever blocking a sender.
+func (rc *recorder) gather(req recordReq, wait time.Duration) []recordReq {
 	reqs := []recordReq{req}
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		var open bool
+		if reqs, open = rc.takeUntil(reqs, t.C); !open {
+			return reqs
+		}
+	}
+	return rc.takeWaiting(reqs)
+}
+
+// takeUntil appends the requests that arrive before until fires; open is
+// false once the recorder's input is closed.
+func (rc *recorder) takeUntil(reqs []recordReq, until <-chan time.Time) (_ []recordReq, open bool) {
+	for {
+		select {
+		case more, ok := <-rc.in:
+			if !ok {
+				return reqs, false
+			}
+			reqs = append(reqs, more)
+		case <-until:
+			return reqs, true
+		}
+	}
+}
+
+// takeWaiting appends the requests already waiting.
+func (rc *recorder) takeWaiting(reqs []recordReq) []recordReq {
 	for {
 		select {
 		case more, ok := <-rc.in:
