@@ -173,7 +173,8 @@ func (st *logStream) Next(ctx context.Context, limit int, wait time.Duration) (s
 
 func (st *logStream) next(ctx context.Context, limit int, wait time.Duration) (store.LogBatch, error) {
 	b := store.LogBatch{End: uint64(max(st.readEnd, st.confirmed()))}
-	idle, err := loglane.Fill(ctx, loglane.Steps[[]byte]{KeepAlive: st.keepAlive, Receive: st.receive, Handle: st.handle},
+	idle, err := loglane.Fill(ctx, loglane.Steps[[]byte]{KeepAlive: st.keepAlive, Receive: st.receive, Handle: st.handle,
+		Linger: loglane.Linger},
 		&b, limit, wait)
 	st.readEnd = max(st.readEnd, pglogrepl.LSN(b.End))
 	if idle {

@@ -9,9 +9,12 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// Linger is how long a stream's Next waits for more transactions once it
-// has events: a burst still arriving fills the batch, a lone commit is not
-// held back.
+// Linger is how long PostgreSQL's stream waits for more transactions once
+// its batch has events: a burst still arriving fills the batch, a lone
+// commit is not held back long. (Without it, at 500 commits/s, commit →
+// broker rose from p50 2 to 3–30 ms: docs/benchmarks.md.) MariaDB's
+// stream lingers not at all: it takes the events its dump has queued and
+// no more.
 const Linger = time.Millisecond
 
 // Earliest returns the earlier of a and b.
@@ -33,11 +36,15 @@ type Steps[M any] struct {
 	// Handle adds msg's events to b; committed is true when msg ended a
 	// transaction.
 	Handle func(msg M, b *store.LogBatch) (committed bool, err error)
+	// Linger is how long Fill waits for more once its batch has events;
+	// at 0 Receive is called with a deadline passed and returns only a
+	// message it already holds.
+	Linger time.Duration
 }
 
 // Fill is store.LogStream.Next's loop: it reads whole transactions into b
-// until b holds limit events, or until wait passed (Linger, once b has
-// events). A transaction cut by the deadline stays with the stream for the
+// until b holds limit events, or until wait passed (s.Linger, once b
+// has events). A transaction cut by the deadline stays with the stream for the
 // next call. idle says it stopped because no message came (or receiving
 // failed).
 func Fill[M any](ctx context.Context, s Steps[M], b *store.LogBatch, limit int, wait time.Duration) (idle bool, err error) {
@@ -58,7 +65,7 @@ func Fill[M any](ctx context.Context, s Steps[M], b *store.LogBatch, limit int, 
 			return false, nil
 		}
 		if committed && len(b.Records) > 0 {
-			deadline = Earliest(deadline, time.Now().Add(Linger))
+			deadline = Earliest(deadline, time.Now().Add(s.Linger))
 		}
 	}
 }

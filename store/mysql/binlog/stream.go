@@ -67,6 +67,9 @@ type logStream struct {
 // buffered for the next call.
 func (st *logStream) Next(ctx context.Context, limit int, wait time.Duration) (store.LogBatch, error) {
 	b := store.LogBatch{End: st.readEnd}
+	// No linger: at 500 commits/s a 1 ms linger was most of commit →
+	// broker (p50 1.8 ms against 0.45 without; docs/benchmarks.md), and a
+	// burst fills the batch from the dump's queue anyway.
 	_, err := loglane.Fill(ctx, loglane.Steps[vtmysql.BinlogEvent]{KeepAlive: st.keepAlive, Receive: st.receive, Handle: st.handle},
 		&b, limit, wait)
 	st.readEnd = max(st.readEnd, b.End)
@@ -74,8 +77,17 @@ func (st *logStream) Next(ctx context.Context, limit int, wait time.Duration) (s
 }
 
 // receive returns the next event, or ok false at the deadline (or at
-// lease/3, to renew the lease while idle).
+// lease/3, to renew the lease while idle). Past the deadline it returns
+// only an event already queued (Fill's batch ends where the dump is).
 func (st *logStream) receive(ctx context.Context, deadline time.Time) (vtmysql.BinlogEvent, bool, error) {
+	if !time.Now().Before(deadline) {
+		select {
+		case e := <-st.events:
+			return st.received(e)
+		default:
+			return nil, false, nil
+		}
+	}
 	deadline = loglane.Earliest(deadline, st.pos.RenewAt(st.p.Lease))
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
@@ -83,11 +95,7 @@ func (st *logStream) receive(ctx context.Context, deadline time.Time) (vtmysql.B
 	defer silence.Stop()
 	select {
 	case e := <-st.events:
-		if e.err != nil {
-			return nil, false, st.dumpError(e.err)
-		}
-		st.lastEvent = time.Now()
-		return e.ev, true, nil
+		return st.received(e)
 	case <-timer.C:
 		return nil, false, nil
 	case <-silence.C:
@@ -95,6 +103,15 @@ func (st *logStream) receive(ctx context.Context, deadline time.Time) (vtmysql.B
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
 	}
+}
+
+// received returns what the dump queued.
+func (st *logStream) received(e event) (vtmysql.BinlogEvent, bool, error) {
+	if e.err != nil {
+		return nil, false, st.dumpError(e.err)
+	}
+	st.lastEvent = time.Now()
+	return e.ev, true, nil
 }
 
 // handle applies one event; committed is true after a transaction ended.
