@@ -12,7 +12,7 @@ import (
 // Linger is how long PostgreSQL's stream waits for more transactions once
 // its batch has events: a burst still arriving fills the batch, a lone
 // commit is not held back long. (Without it, at 500 commits/s, commit →
-// broker rose from p50 2 to 3–30 ms: docs/benchmarks.md.) MariaDB's
+// subscriber went from p50 2.0–4.7 ms to 2.8–30 ms: docs/benchmarks.md.) MariaDB's
 // stream lingers not at all: it takes the events its dump has queued and
 // no more.
 const Linger = time.Millisecond
