@@ -16,12 +16,22 @@
 # (CONNS producer connections, default 4).
 # Prints every figure and the medians of the per-round ratios. LATENCY=0
 # skips the latency probe (a grid of throughput cells).
+# SOURCE=log drains through a log lane instead (docs/loglanes.md; the
+# database needs its log on, so point HERALD_DSN, PG_DSN or MYSQL_DSN and
+# PGPORT or MYSQL_TCP_PORT at such a server), ON_DELIVERED=delete with it
+# for a lane that deletes its rows. Each round then starts the lane anew
+# (slot and position gone, as `herald bench` does), runs it until one
+# event went through so that its slot or binary-log position exists,
+# stops it, fills the table in transactions of 1,000 rows, and starts it
+# again; the rate is taken from the NATS stream's own timestamps (first to
+# last message of the drain), since a deleting lane keeps no delivered_at.
 # HERALD (default: go build of this tree) is the binary; HERALD_BEFORE, a
 # second one run in the same rounds.
 set -euo pipefail
 kind=${1:?mysql or postgres}; n=${2:-100000}; b=${3:-1000}; w=${4:-2}; rounds=${5:-5}
 : "${PEERS_BIN:?directory holding the built peer programs}"
 rate=${RATE:-500}
+source=${SOURCE:-poll}; on_delivered=${ON_DELIVERED:-mark}
 export NATS_URL=${NATS_URL:-nats://127.0.0.1:4222}
 export MYSQL_DSN=${MYSQL_DSN:-root@tcp(127.0.0.1:3306)/peers}
 export PG_DSN=${PG_DSN:-postgres://postgres@127.0.0.1:5432/peers?sslmode=disable}
@@ -33,12 +43,16 @@ go build -o "$work/probe" ./scripts/probe
 if [ "$kind" = mysql ]; then
   driver=mysql; dsn=${HERALD_DSN:-root@tcp(127.0.0.1:3306)/test}
   sql() { mysql -h127.0.0.1 -uroot test -N -e "$1"; }
-  fill="INSERT INTO herald_run (event_id, topic, event_type, payload) SELECT UUID(), 'run', 'Ran', REPEAT('x', 1024) FROM seq_1_to_$n"
+  sql_file() { mysql -h127.0.0.1 -uroot test -N <"$1"; }
+  rows() { echo "INSERT INTO herald_run (event_id, topic, event_type, payload) SELECT UUID(), 'run', 'Ran', REPEAT('x', 1024) FROM seq_1_to_$1;"; }
+  forget="DELETE FROM herald_log_lanes WHERE table_name = 'herald_run'"
   span="SELECT ROUND(COUNT(*) / (TIMESTAMPDIFF(MICROSECOND, MIN(available_at), MAX(available_at)) / 1e6)) FROM herald_run WHERE status = 'delivered'"
 else
   driver=postgres; dsn=${HERALD_DSN:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
   sql() { psql -h127.0.0.1 -Upostgres -d test -Atq -c "$1"; }
-  fill="INSERT INTO herald_run (event_id, topic, event_type, payload) SELECT gen_random_uuid(), 'run', 'Ran', convert_to(repeat('x', 1024), 'UTF8') FROM generate_series(1, $n)"
+  sql_file() { psql -h127.0.0.1 -Upostgres -d test -Atq -f "$1"; }
+  rows() { echo "INSERT INTO herald_run (event_id, topic, event_type, payload) SELECT gen_random_uuid(), 'run', 'Ran', convert_to(repeat('x', 1024), 'UTF8') FROM generate_series(1, $1);"; }
+  forget="DROP PUBLICATION IF EXISTS herald_herald_run; SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'herald_run'; DELETE FROM herald_log_lanes WHERE table_name = 'herald_run'; DELETE FROM herald_log_marks WHERE table_name = 'herald_run'"
   span="SELECT ROUND(COUNT(*) / EXTRACT(EPOCH FROM MAX(delivered_at) - MIN(delivered_at))) FROM herald_run WHERE status = 'delivered'"
 fi
 # The drain lane (batch and workers as asked) and the latency lane (every
@@ -49,7 +63,7 @@ brokers:
   nats: {type: nats, url: "$NATS_URL", stream: HERALDRUN, subjects: ["heraldrun.>"], create_stream: true}
 admin: {addr: "127.0.0.1:0"}
 lanes:
-  - {name: run, table: herald_run, broker: nats, destination: "heraldrun.{event_type}", batch_size: $b, concurrency: $w}
+  - {name: run, table: herald_run, broker: nats, destination: "heraldrun.{event_type}", batch_size: $b, concurrency: $w, source: $source$([ "$on_delivered" = delete ] && echo ", on_delivered: delete")}
 YAML
 cat >"$work/latency.yaml" <<YAML
 store: {driver: $driver, dsn: "$dsn"}
@@ -78,7 +92,7 @@ peer_rate() {
 # cost a fan-out copy of each).
 run_rate() {
   sql "DROP TABLE IF EXISTS herald_run" >/dev/null; "$1" migrate --config "$work/drain.yaml" >/dev/null
-  sql "$fill" >/dev/null
+  sql "$(rows "$n")" >/dev/null
   "$work/probe" -await "$n" -stream HERALDRUN -d 600s >"$work/await.out" & local waiter=$!
   until grep -q READY "$work/await.out"; do sleep 0.05; done
   "$1" run --config "$work/drain.yaml" >"$work/run.log" 2>&1 & local pid=$!
@@ -86,8 +100,34 @@ run_rate() {
   kill -TERM $pid; wait $pid || true
   sql "$span"
 }
+# run_rate_log BIN: the same for a log lane. The lane starts anew (its
+# slot or position and journal gone, the table made again), goes through
+# one event so that its slot or position exists (a lane's first start
+# hands the rows committed before it to its polling workers), stops; the
+# table is filled in transactions of 1,000 rows, and the rate is the
+# stream's, from the drain's first message to its last.
+run_rate_log() {
+  for try in 1 2 3 4 5 6 7 8 9 10; do sql "$forget" >/dev/null 2>&1 && break; sleep 0.5; done
+  sql "DROP TABLE IF EXISTS herald_run" >/dev/null; "$1" migrate --config "$work/drain.yaml" >/dev/null
+  "$work/probe" -await 1 -stream HERALDRUN -d 120s >"$work/await.out" & local waiter=$!
+  until grep -q READY "$work/await.out"; do sleep 0.05; done
+  "$1" run --config "$work/drain.yaml" >"$work/run.log" 2>&1 & local pid=$!
+  sleep 1; sql "$(rows 1)" >/dev/null
+  wait $waiter || { cat "$work/run.log" >&2; kill -TERM $pid; return 1; }
+  kill -TERM $pid; wait $pid || true
+  for i in $(seq $((n / 1000))); do rows 1000; done >"$work/fill.sql"
+  sql_file "$work/fill.sql" >/dev/null
+  "$work/probe" -await "$n" -stream HERALDRUN -d 600s >"$work/await.out" & waiter=$!
+  until grep -q READY "$work/await.out"; do sleep 0.05; done
+  "$1" run --config "$work/drain.yaml" >"$work/run.log" 2>&1 & pid=$!
+  wait $waiter || { cat "$work/run.log" >&2; kill -TERM $pid; return 1; }
+  kill -TERM $pid; wait $pid || true
+  grep -o 'events_per_s=[0-9]*' "$work/await.out" | cut -d= -f2
+}
 bench_rate() {
-  "$1" --config "$work/bench.yaml" bench throughput --events "$n" --batch "$b" --workers "$w" --runs 1 --json |
+  local log=""
+  [ "$source" = log ] && log="--source log" && [ "$on_delivered" = delete ] && log="$log --on-delivered delete"
+  "$1" --config "$work/bench.yaml" bench throughput --events "$n" --batch "$b" --workers "$w" --runs 1 --json $log |
     python3 -c 'import json,sys; print(int(json.load(sys.stdin)["Broker"]))'
 }
 # probe_line BIN INSERT: the probe's RESULT against herald run on the latency
@@ -110,7 +150,8 @@ for r in $(seq "$rounds"); do
   for who in herald before; do
     bin=$herald; [ $who = before ] && bin=${HERALD_BEFORE:-}
     [ -n "$bin" ] || continue
-    echo "$r $who-run $(run_rate "$bin")" | tee -a "$out"
+    drain=run_rate; [ "$source" = log ] && drain=run_rate_log
+    echo "$r $who-run $($drain "$bin")" | tee -a "$out"
     echo "$r $who-bench $(bench_rate "$bin")" | tee -a "$out"
   done
   [ "${LATENCY:-1}" = 0 ] && continue
@@ -120,14 +161,14 @@ for r in $(seq "$rounds"); do
   echo "$r minimal-latency $("$PEERS_BIN/naiverelay" -db "$kind" -mode latency -rate "$rate" -d 20s 2>/dev/null | grep -o "events=[0-9]* missing=[0-9]* p50_ms=[0-9.]* p99_ms=[0-9.]*" | head -1)" | tee -a "$work/lat"
   for ins in bare outbox; do echo "$r herald-$ins $(probe_line "$herald" $ins)" | tee -a "$work/lat"; done
 done
-python3 - "$out" "$kind" "$n" "$b" "$w" <<'PY'
+python3 - "$out" "$kind" "$n" "$b" "$w" "$source/$on_delivered" <<'PY'
 import collections, statistics, sys
 runs = collections.defaultdict(dict)
 for line in open(sys.argv[1]):
     r, name, *v = line.split()
     if v and v[0].replace('.', '').isdigit():
         runs[name][r] = float(v[0])
-print(f"== {sys.argv[2]} N={sys.argv[3]} batch {sys.argv[4]} workers {sys.argv[5]}: medians, and Herald's median per-round ratio")
+print(f"== {sys.argv[2]} N={sys.argv[3]} batch {sys.argv[4]} workers {sys.argv[5]} source {sys.argv[6]}: medians, and Herald's median per-round ratio")
 for who in ("herald-run", "herald-bench", "before-run", "before-bench"):
     if who not in runs:
         continue

@@ -25,34 +25,60 @@ func awaitStream(nc *nats.Conn, stream string, n int, timeout time.Duration) err
 	if err != nil {
 		return err
 	}
-	count := func() (uint64, error) {
+	info := func() (jetstream.StreamState, error) {
 		s, err := js.Stream(ctx, stream)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return 0, nil // the relay creates it when it starts
+			return jetstream.StreamState{}, nil // the relay creates it when it starts
 		}
 		if err != nil {
-			return 0, err
+			return jetstream.StreamState{}, err
 		}
-		return s.CachedInfo().State.Msgs, nil
+		return s.CachedInfo().State, nil
 	}
-	start, err := count()
+	first, err := info()
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", stream, err)
 	}
 	fmt.Println("READY")
 	for {
-		got, err := count()
+		now, err := info()
 		if err != nil {
 			return fmt.Errorf("stream %s: %w", stream, err)
 		}
-		if got >= start+uint64(n) {
+		if now.Msgs >= first.Msgs+uint64(n) {
 			fmt.Printf("AWAITED %d\n", n)
-			return nil
+			return printSpan(ctx, js, stream, first.LastSeq, n)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("stream %s: %d of %d messages after %v", stream, got-start, n, timeout)
+			return fmt.Errorf("stream %s: %d of %d messages after %v", stream, now.Msgs-first.Msgs, n, timeout)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// printSpan prints the drain's rate as the server stored it: n messages
+// from the first after seq to the n-th, timed by the stream's own
+// timestamps, so the relay's start-up is left out (as the rate from the
+// first to the last delivered_at is for a polling lane) and a lane that
+// keeps no delivered_at (one that deletes its rows) is timed alike.
+func printSpan(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, n int) error {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return err
+	}
+	first, err := s.GetMsg(ctx, seq+1)
+	if err != nil {
+		return fmt.Errorf("stream %s, message %d: %w", stream, seq+1, err)
+	}
+	last, err := s.GetMsg(ctx, seq+uint64(n))
+	if err != nil {
+		return fmt.Errorf("stream %s, message %d: %w", stream, seq+uint64(n), err)
+	}
+	span := last.Time.Sub(first.Time).Seconds()
+	if n < 2 || span <= 0 {
+		return nil
+	}
+	fmt.Printf("SPAN events_per_s=%.0f\n", float64(n-1)/span)
+	return nil
 }
