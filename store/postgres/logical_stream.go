@@ -192,9 +192,22 @@ func (st *logStream) idleEnd(b store.LogBatch) store.LogBatch {
 	return b
 }
 
+// bufferedWait bounds a read past Fill's deadline: the connection has
+// bytes of the next message buffered, and the rest of it is already on
+// its way.
+const bufferedWait = 100 * time.Millisecond
+
 // receive returns the next CopyData payload, or ok false at the deadline
-// (or at the next status update, or on another message).
+// (or at the next status update, or on another message). Past the deadline
+// it still returns a message the connection has already read from the
+// server (Steps.Linger): a burst then fills the batch without waiting.
 func (st *logStream) receive(ctx context.Context, deadline time.Time) ([]byte, bool, error) {
+	if !time.Now().Before(deadline) {
+		if st.conn.Frontend().ReadBufferLen() == 0 {
+			return nil, false, nil
+		}
+		deadline = time.Now().Add(bufferedWait)
+	}
 	rctx, cancel := context.WithDeadline(ctx, loglane.Earliest(deadline, st.lastStatus.Add(statusEvery)))
 	defer cancel()
 	raw, err := st.conn.ReceiveMessage(rctx)
