@@ -173,8 +173,7 @@ func (st *logStream) Next(ctx context.Context, limit int, wait time.Duration) (s
 
 func (st *logStream) next(ctx context.Context, limit int, wait time.Duration) (store.LogBatch, error) {
 	b := store.LogBatch{End: uint64(max(st.readEnd, st.confirmed()))}
-	idle, err := loglane.Fill(ctx, loglane.Steps[[]byte]{KeepAlive: st.keepAlive, Receive: st.receive, Handle: st.handle,
-		Linger: loglane.Linger},
+	idle, err := loglane.Fill(ctx, loglane.Steps[[]byte]{KeepAlive: st.keepAlive, Receive: st.receive, Handle: st.handle},
 		&b, limit, wait)
 	st.readEnd = max(st.readEnd, pglogrepl.LSN(b.End))
 	if idle {
@@ -200,7 +199,8 @@ const bufferedWait = 100 * time.Millisecond
 // receive returns the next CopyData payload, or ok false at the deadline
 // (or at the next status update, or on another message). Past the deadline
 // it still returns a message the connection has already read from the
-// server (Steps.Linger): a burst then fills the batch without waiting.
+// server (Fill asks for no more after a commit): a burst still fills the
+// batch.
 func (st *logStream) receive(ctx context.Context, deadline time.Time) ([]byte, bool, error) {
 	if !time.Now().Before(deadline) {
 		if st.conn.Frontend().ReadBufferLen() == 0 {
