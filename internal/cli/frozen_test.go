@@ -67,6 +67,7 @@ func frozenClaim(t *testing.T, s store.Store, driver, dsn, ordering, natsURL str
 	const total, batch = 300, 100
 	table := testenv.Name("frozen")
 	stream := strings.ToUpper(table)
+	t.Cleanup(func() { deleteNATSStream(natsURL, stream) })
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "herald.yaml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`
