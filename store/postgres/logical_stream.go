@@ -56,6 +56,8 @@ type logStream struct {
 	// walEnd is the server's WAL end from its last keepalive, seen with
 	// no transaction open: everything before it has been streamed.
 	walEnd pglogrepl.LSN
+	// pace lingers after a commit only while commits come fast.
+	pace loglane.Pace
 }
 
 // open connects for replication, creates the publication and slot the
@@ -173,7 +175,8 @@ func (st *logStream) Next(ctx context.Context, limit int, wait time.Duration) (s
 
 func (st *logStream) next(ctx context.Context, limit int, wait time.Duration) (store.LogBatch, error) {
 	b := store.LogBatch{End: uint64(max(st.readEnd, st.confirmed()))}
-	idle, err := loglane.Fill(ctx, loglane.Steps[[]byte]{KeepAlive: st.keepAlive, Receive: st.receive, Handle: st.handle},
+	idle, err := loglane.Fill(ctx, loglane.Steps[[]byte]{KeepAlive: st.keepAlive, Receive: st.receive, Handle: st.handle,
+		Linger: st.pace.Linger(time.Now())},
 		&b, limit, wait)
 	st.readEnd = max(st.readEnd, pglogrepl.LSN(b.End))
 	if idle {
@@ -199,8 +202,8 @@ const bufferedWait = 100 * time.Millisecond
 // receive returns the next CopyData payload, or ok false at the deadline
 // (or at the next status update, or on another message). Past the deadline
 // it still returns a message the connection has already read from the
-// server (Fill asks for no more after a commit): a burst still fills the
-// batch.
+// server (past a commit Fill asks for no more, or no more after its
+// linger): a burst still fills the batch.
 func (st *logStream) receive(ctx context.Context, deadline time.Time) ([]byte, bool, error) {
 	if !time.Now().Before(deadline) {
 		if st.conn.Frontend().ReadBufferLen() == 0 {
@@ -272,6 +275,9 @@ func (st *logStream) decode(x pglogrepl.XLogData, b *store.LogBatch) (bool, erro
 			return true, nil // settled before a restart: the server sent it again
 		}
 		st.noteRows(m.TransactionEndLSN)
+		if len(st.tx) > 0 {
+			st.pace.Committed()
+		}
 		b.Records = append(b.Records, st.tx...)
 		for range st.tx {
 			st.committed = append(st.committed, m.CommitTime)

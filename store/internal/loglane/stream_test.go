@@ -117,24 +117,28 @@ func TestPositionKeepLease(t *testing.T) {
 	}
 }
 
-// Fill takes the transactions already held after a commit (Receive called
-// with its deadline passed) and never waits for more.
-func TestFillTakesOnlyWhatIsHeldAfterACommit(t *testing.T) {
-	f := &fakeLog{msgs: []string{"e", "c", "e", "c"}}
-	steps := f.steps()
-	receive := steps.Receive
-	var waited time.Duration
-	steps.Receive = func(ctx context.Context, deadline time.Time) (string, bool, error) {
-		if len(f.msgs) == 0 {
-			waited = max(waited, time.Until(deadline))
+// Fill with no linger takes the transactions already held after a commit
+// (Receive called with its deadline passed) and never waits for more; with
+// a linger it waits that long and no longer than the caller's wait.
+func TestFillLingersOnlyAsAsked(t *testing.T) {
+	for _, linger := range []time.Duration{0, time.Millisecond} {
+		f := &fakeLog{msgs: []string{"e", "c", "e", "c"}}
+		steps := f.steps()
+		steps.Linger = linger
+		receive := steps.Receive
+		var waited time.Duration
+		steps.Receive = func(ctx context.Context, deadline time.Time) (string, bool, error) {
+			if len(f.msgs) == 0 {
+				waited = max(waited, time.Until(deadline))
+			}
+			return receive(ctx, deadline)
 		}
-		return receive(ctx, deadline)
-	}
-	var b store.LogBatch
-	if _, err := Fill(context.Background(), steps, &b, 100, time.Hour); err != nil || len(b.Records) != 2 {
-		t.Fatalf("%d records, %v; want both transactions", len(b.Records), err)
-	}
-	if waited > 0 {
-		t.Errorf("Fill would have waited %v for more after a commit", waited)
+		var b store.LogBatch
+		if _, err := Fill(context.Background(), steps, &b, 100, time.Hour); err != nil || len(b.Records) != 2 {
+			t.Fatalf("linger %v: %d records, %v; want both transactions", linger, len(b.Records), err)
+		}
+		if waited > linger {
+			t.Errorf("linger %v: Fill would have waited %v for more after a commit", linger, waited)
+		}
 	}
 }
