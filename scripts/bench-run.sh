@@ -108,6 +108,7 @@ run_rate() {
 # Herald's tables may not exist yet.
 forget() {
   for try in 1 2 3 4 5 6 7 8 9 10; do sql "$(forget_sql "$1" "$2")" >/dev/null 2>&1 && return; sleep 0.5; done
+  echo "warning: could not forget log lane $1 of $2 (first round, or its slot still held): it may resume" >&2
 }
 # run_rate_log BIN: the same for a log lane. The lane starts anew (its
 # slot or position and journal gone, the table made again), goes through

@@ -63,6 +63,9 @@ func awaitStream(nc *nats.Conn, stream string, n int, timeout time.Duration) err
 // first to the last delivered_at is for a polling lane) and a lane that
 // keeps no delivered_at (one that deletes its rows) is timed alike.
 func printSpan(ctx context.Context, js jetstream.JetStream, stream string, seq uint64, n int) error {
+	if n < 2 {
+		return nil // one message has no span
+	}
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return err
@@ -76,7 +79,7 @@ func printSpan(ctx context.Context, js jetstream.JetStream, stream string, seq u
 		return fmt.Errorf("stream %s, message %d: %w", stream, seq+uint64(n), err)
 	}
 	span := last.Time.Sub(first.Time).Seconds()
-	if n < 2 || span <= 0 {
+	if span <= 0 {
 		return nil
 	}
 	fmt.Printf("SPAN events_per_s=%.0f\n", float64(n-1)/span)

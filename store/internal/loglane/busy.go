@@ -7,9 +7,9 @@ import "time"
 // delays; above it, on a machine whose cores the producers keep busy, each
 // batch's hops (read, publish, acknowledge) wait for a core, and batches a
 // millisecond long make fewer of them. PostgreSQL's log lane, 8 producer
-// connections: at ~920 commits/s no linger gave p50 0.36 / p99 9.9 ms
-// against 1.65 / 5.1, at ~1,300/s p50 2.5–4.2 / p99 62–94 against 2.2–2.5
-// / 18–39 (docs/benchmarks.md).
+// connections: at ~920 commits/s no linger gave p50 0.36–0.41 / p99
+// 9.9–15.9 ms against 1.65–1.69 / 5.1–7.1, at ~1,300/s p50 2.1–6.0 / p99
+// 50–162 against 2.15–2.56 / 17.5–39.5 (docs/benchmarks.md).
 const BusyRate = 1000
 
 // busyWindow is how long a Pace counts commits before it judges the rate.

@@ -46,9 +46,9 @@ const Linger = time.Millisecond
 // until b holds limit events, or until wait passed (s.Linger, once b has
 // events). At no linger Receive is called with its deadline passed once b
 // has events and returns only a message it already holds, so a lone commit
-// is not held back and a burst, already read in, still fills the batch. A transaction cut by the deadline stays with the stream for the
-// next call. idle says it stopped because no message came (or receiving
-// failed).
+// is not held back and a burst, already read in, still fills the batch. A
+// transaction cut by the deadline stays with the stream for the next call.
+// idle says it stopped because no message came (or receiving failed).
 func Fill[M any](ctx context.Context, s Steps[M], b *store.LogBatch, limit int, wait time.Duration) (idle bool, err error) {
 	deadline := time.Now().Add(wait)
 	for {
