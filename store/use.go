@@ -38,10 +38,12 @@ func (u TableUse) String() string {
 }
 
 // UseIndexer is an optional Store ability: tables that carry the indexes
-// of ordered and tenant claims only while such lanes read them (MySQL,
-// which has no partial indexes: an index there holds every row, and a
-// claim and a mark rewrite each row's entry in it). Stores without it give
-// every table every index Migrate knows.
+// of ordered and tenant claims only while such lanes read them. MySQL has
+// no partial indexes: an index there holds every row, and a claim and a
+// mark rewrite each row's entry in it. On PostgreSQL only ordered_claim
+// holds every pending row (an index write per insert, and a WAL record a
+// log lane decodes). Stores without it give every table every index
+// Migrate knows.
 type UseIndexer interface {
 	// MigrateFor is Migrate that also adds, online, the indexes use needs
 	// and table lacks. It never drops an index: other lanes, configured

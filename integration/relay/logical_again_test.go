@@ -6,6 +6,7 @@ import (
 	"time"
 
 	. "github.com/heraldhq/herald/relay"
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/postgres"
 )
 
@@ -24,7 +25,7 @@ func TestLogicalTableMadeAgainWhileRunning(t *testing.T) {
 	if _, err := db.Exec(`DROP TABLE ` + e.table); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.Migrate(context.Background(), e.table); err != nil {
+	if err := store.MigrateFor(context.Background(), e.store, e.table, store.TableUse{Ordered: true}); err != nil {
 		t.Fatal(err)
 	}
 	e.enqueue(events("b", "kb", 3)...)

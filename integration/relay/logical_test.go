@@ -26,7 +26,8 @@ func newLogicalEnv(t *testing.T, settings ...string) (*env, *testenv.Postgres) {
 	}
 	t.Cleanup(func() { s.Close() })
 	table := "log_outbox"
-	if err := s.Migrate(context.Background(), table); err != nil {
+	// The log lanes of these tests keep per-key order.
+	if err := store.MigrateFor(context.Background(), s, table, store.TableUse{Ordered: true}); err != nil {
 		t.Fatal(err)
 	}
 	ob, err := herald.NewOutbox(herald.OutboxConfig{Table: table, Dialect: s.Dialect()})

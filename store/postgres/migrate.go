@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/internal/sqlmigrate"
 )
 
@@ -22,32 +23,9 @@ const locksTable = "herald_locks"
 const migrateLockKey = 0x68657261_6c64
 
 // Migrate creates or upgrades table and Herald's own tables to the latest
-// version, in one transaction that holds an advisory lock: concurrent
-// callers wait, and the later ones find the work done. Each version is
-// recorded in herald_migrations keyed by (table_name, version). On a
-// mapped table (MapTable) it migrates only Herald's own tables and checks
-// the mapped one against its mapping.
+// version for plain lanes: MigrateFor with no ordered or tenant use.
 func (s *Store) Migrate(ctx context.Context, table string) error {
-	if _, err := quote(table); err != nil {
-		return err
-	}
-	if err := CheckVersion(ctx, s.db); err != nil {
-		return err
-	}
-	mapped := s.mapped.Get(table)
-	err := s.underMigrateLock(ctx, table, func(tx *sql.Tx) error {
-		if err := apply(ctx, tx, "herald", locksTable); err != nil || mapped != nil {
-			return err
-		}
-		if err := forgetDropped(ctx, tx, table); err != nil {
-			return err
-		}
-		return apply(ctx, tx, "outbox", table)
-	})
-	if err != nil || mapped == nil {
-		return err
-	}
-	return mapped.Check(ctx) // Herald never changes a mapped table
+	return s.MigrateFor(ctx, table, store.TableUse{})
 }
 
 // forgetDropped deletes the migration records of table when the table
@@ -85,11 +63,13 @@ func (s *Store) underMigrateLock(ctx context.Context, table string, steps func(t
 // apply runs the migrations of kind for table that herald_migrations does
 // not list yet.
 func apply(ctx context.Context, tx *sql.Tx, kind, table string) error {
-	return applyUpTo(ctx, tx, kind, table, math.MaxInt)
+	return applyUpTo(ctx, tx, kind, table, math.MaxInt, store.TableUse{})
 }
 
-// applyUpTo is apply stopping at version last (tests build old tables).
-func applyUpTo(ctx context.Context, tx *sql.Tx, kind, table string, last int) error {
+// applyUpTo is apply stopping at version last (tests build old tables),
+// keeping the indexes lanes of use read where a version drops them
+// (keeps).
+func applyUpTo(ctx context.Context, tx *sql.Tx, kind, table string, last int, use store.TableUse) error {
 	ms, err := sqlmigrate.LoadMigrations(migrationFiles, kind)
 	if err != nil {
 		return err
@@ -104,6 +84,9 @@ func applyUpTo(ctx context.Context, tx *sql.Tx, kind, table string, last int) er
 			continue
 		}
 		for _, stmt := range m.Statements(table) {
+			if kind == "outbox" && keeps(stmt, table, use) {
+				continue
+			}
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("version %d: %w", m.Version, err)
 			}

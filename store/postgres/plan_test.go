@@ -27,7 +27,7 @@ func TestClaimPlans(t *testing.T) {
 	}
 	defer s.Close()
 	table := testenv.Name("herald_plan")
-	if err := s.Migrate(ctx, table); err != nil {
+	if err := s.MigrateFor(ctx, table, store.TableUse{Ordered: true}); err != nil {
 		t.Fatal(err)
 	}
 	defer dbtest.Drop(s, table)

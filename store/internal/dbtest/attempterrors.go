@@ -12,7 +12,8 @@ import (
 // UpgradeToAttemptErrors checks the outbox version that adds
 // attempt_errors on a table as the version before it left it: version is
 // the one that adds the column, and the table is made by migrating and
-// then undoing that version by hand (dropping the column and its record).
+// then undoing that version by hand (dropping the column and the records
+// of it and of any later version).
 // A row that failed before the upgrade keeps its last error and has no
 // history; with repeat, a migration repeated after a crash before its
 // record (the column there, the record not) succeeds (SQLite's DDL commits
@@ -30,14 +31,14 @@ func UpgradeToAttemptErrors(t *testing.T, s store.Store, version int, repeat boo
 		}
 	}
 	exec("ALTER TABLE " + Quote(s, table) + " DROP COLUMN attempt_errors")
-	exec("DELETE FROM herald_migrations WHERE table_name = ? AND version = ?", table, version)
+	exec("DELETE FROM herald_migrations WHERE table_name = ? AND version >= ?", table, version)
 	Enqueue(t, s, table, herald.Event{ID: "failed-before", Topic: "t", Type: "T"})
 	exec("UPDATE "+Quote(s, table)+" SET attempts = 1, last_error = ? WHERE event_id = ?", "old failure", "failed-before")
 	if err := s.Migrate(ctx, table); err != nil {
 		t.Fatalf("upgrade: %v", err)
 	}
 	if repeat {
-		exec("DELETE FROM herald_migrations WHERE table_name = ? AND version = ?", table, version)
+		exec("DELETE FROM herald_migrations WHERE table_name = ? AND version >= ?", table, version)
 		if err := s.Migrate(ctx, table); err != nil {
 			t.Fatalf("upgrade repeated after a crash before its record: %v", err)
 		}
