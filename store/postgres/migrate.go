@@ -84,7 +84,7 @@ func applyUpTo(ctx context.Context, tx *sql.Tx, kind, table string, last int, us
 			continue
 		}
 		for _, stmt := range m.Statements(table) {
-			if kind == "outbox" && keeps(stmt, table, use) {
+			if kind == "outbox" && keeps(m.Version, stmt, table, use) {
 				continue
 			}
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {

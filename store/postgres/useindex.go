@@ -27,10 +27,12 @@ func orderedClaimDDL(table, quoted string) string {
 	return `CREATE INDEX CONCURRENTLY IF NOT EXISTS "` + orderedClaim(table) + `" ON ` + quoted + ` (id) WHERE status = 'pending'`
 }
 
-// keeps reports whether stmt is version 4's drop of ordered_claim on a
-// table an ordered lane reads, which MigrateFor leaves in place.
-func keeps(stmt, table string, use store.TableUse) bool {
-	return use.Ordered && stmt == `DROP INDEX IF EXISTS "`+orderedClaim(table)+`"`
+// keeps reports whether stmt of version is version 4's drop of
+// ordered_claim on a table an ordered lane reads, which MigrateFor leaves
+// in place. Version 2's drop of the same index must run whatever the use:
+// it makes the index again, narrower.
+func keeps(version int, stmt, table string, use store.TableUse) bool {
+	return use.Ordered && version == laneIndexesVersion && stmt == `DROP INDEX IF EXISTS "`+orderedClaim(table)+`"`
 }
 
 // MigrateFor implements store.UseIndexer: Migrate, whose version 4 then

@@ -29,9 +29,21 @@ func orderedClaim(t *testing.T, s *postgres.Store, table string) bool {
 	return valid
 }
 
+// indexDef is the definition of the index name, "" if there is none.
+func indexDef(t *testing.T, s *postgres.Store, name string) string {
+	t.Helper()
+	var def string
+	err := s.DB().QueryRow(`SELECT COALESCE((SELECT indexdef FROM pg_indexes WHERE indexname = $1), '')`, name).Scan(&def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return def
+}
+
 // TestMigrateGivesOrderedClaimByUse: a new table gets ordered_claim only
 // for ordered lanes; a later Migrate for plain lanes leaves it; an upgrade
-// from version 3 drops it unless ordered lanes are named; a relay's check
+// from version 1 or 3 drops it unless ordered lanes are named (and keeps
+// version 2's narrower definition for them); a relay's check
 // of an ordered lane on a table without it names the lane, the index, the
 // table and the fix.
 func TestMigrateGivesOrderedClaimByUse(t *testing.T) {
@@ -53,20 +65,25 @@ func TestMigrateGivesOrderedClaimByUse(t *testing.T) {
 			t.Errorf("Migrate after MigrateFor %s: ordered_claim %v, want %v", use, got, use.Ordered)
 		}
 	}
-	for _, use := range []store.TableUse{{}, ordered} {
-		table := testenv.Name("herald_up")
-		t.Cleanup(func() { dbtest.Drop(s, table) })
-		if err := s.MigrateTo(ctx, table, 3); err != nil {
-			t.Fatal(err)
-		}
-		if !orderedClaim(t, s, table) {
-			t.Fatalf("version 3 table without ordered_claim")
-		}
-		if err := s.MigrateFor(ctx, table, use); err != nil {
-			t.Fatal(err)
-		}
-		if got := orderedClaim(t, s, table); got != use.Ordered {
-			t.Errorf("upgrade from version 3 for %s: ordered_claim %v, want %v", use, got, use.Ordered)
+	for _, from := range []int{1, 3} {
+		for _, use := range []store.TableUse{{}, ordered} {
+			table := testenv.Name("herald_up")
+			t.Cleanup(func() { dbtest.Drop(s, table) })
+			if err := s.MigrateTo(ctx, table, from); err != nil {
+				t.Fatal(err)
+			}
+			if !orderedClaim(t, s, table) {
+				t.Fatalf("version %d table without ordered_claim", from)
+			}
+			if err := s.MigrateFor(ctx, table, use); err != nil {
+				t.Fatal(err)
+			}
+			if got := orderedClaim(t, s, table); got != use.Ordered {
+				t.Errorf("upgrade from version %d for %s: ordered_claim %v, want %v", from, use, got, use.Ordered)
+			}
+			if def := indexDef(t, s, table+"_ordered_claim"); use.Ordered && !strings.HasSuffix(def, "WHERE (status = 'pending'::text)") {
+				t.Errorf("upgrade from version %d for ordered lanes: ordered_claim is %q, want version 2's (pending rows only)", from, def)
+			}
 		}
 	}
 	table := testenv.Name("herald_use")
