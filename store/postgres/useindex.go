@@ -35,10 +35,14 @@ func keeps(version int, stmt, table string, use store.TableUse) bool {
 	return use.Ordered && version == laneIndexesVersion && stmt == `DROP INDEX IF EXISTS "`+orderedClaim(table)+`"`
 }
 
-// MigrateFor implements store.UseIndexer: Migrate, whose version 4 then
-// keeps ordered_claim when use has ordered lanes, and that index added
-// online (CREATE INDEX CONCURRENTLY: inserts, claims and marks go on while
-// it reads the table) to a table that lacks it. It never drops an index:
+// MigrateFor implements store.UseIndexer. It creates or upgrades table and
+// Herald's own tables to the latest version in one transaction that holds
+// an advisory lock (concurrent callers wait, and the later ones find the
+// work done; each version is recorded in herald_migrations keyed by
+// (table_name, version)), where version 4 keeps ordered_claim when use has
+// ordered lanes; then it adds that index online (CREATE INDEX
+// CONCURRENTLY: inserts, claims and marks go on while it reads the table)
+// to a table that lacks it. It never drops an index:
 // lanes configured elsewhere may read the table. On a mapped table
 // (MapTable) it migrates only Herald's own tables and checks the mapped
 // one against its mapping.
