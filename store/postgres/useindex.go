@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/internal/mapsql"
 )
 
 var _ store.UseIndexer = (*Store)(nil)
@@ -99,15 +100,10 @@ func (s *Store) MissingIndexes(ctx context.Context, table string, use store.Tabl
 	return []string{"ordered_claim"}, nil
 }
 
-// queryer is a pool or one connection.
-type queryer interface {
-	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
-}
-
 // indexValid reports whether the index name exists (on the search path)
 // and is usable: a CREATE INDEX CONCURRENTLY that failed leaves an invalid
 // one behind.
-func indexValid(ctx context.Context, db queryer, name string) (bool, error) {
+func indexValid(ctx context.Context, db mapsql.Runner, name string) (bool, error) {
 	var valid bool
 	err := db.QueryRowContext(ctx, `SELECT COALESCE((SELECT indisvalid FROM pg_index
   WHERE indexrelid = to_regclass(quote_ident($1))), false)`, name).Scan(&valid)
