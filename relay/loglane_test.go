@@ -72,6 +72,11 @@ func (f *fakeLog) HandedOverKeys(context.Context, string, store.Scope, bool) ([]
 	return keys, nil
 }
 
+// ResetLog is not something a relay calls.
+func (f *fakeLog) ResetLog(context.Context, string, bool) (store.LogReset, error) {
+	return store.LogReset{}, errors.New("fakeLog: ResetLog is an operator's command")
+}
+
 func (f *fakeLog) Next(ctx context.Context, _ int, wait time.Duration) (store.LogBatch, error) {
 	f.mu.Lock()
 	i := f.next

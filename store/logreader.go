@@ -63,6 +63,28 @@ type LogReader interface {
 	// have handed-over rows not finished: pending or in flight, or dead
 	// when parkOnDead.
 	HandedOverKeys(ctx context.Context, lane string, s Scope, parkOnDead bool) ([][2]string, error)
+	// ResetLog forgets what the lane keeps in the database, so that its
+	// next start is a first start (docs/loglanes.md, "Starting a lane
+	// anew"): it applies the lane's journaled marks (deleting the rows
+	// when deleteRows), gives up its place in the log (PostgreSQL's slot)
+	// and deletes its position and journal, in one transaction. While a
+	// reader holds the lane's lease (or, on PostgreSQL, still reads its
+	// slot) it changes nothing and returns an error wrapping
+	// ErrLogLeaseHeld.
+	ResetLog(ctx context.Context, lane string, deleteRows bool) (LogReset, error)
+}
+
+// LogReset is what one LogReader.ResetLog did.
+type LogReset struct {
+	// Recorded says whether the lane had a position recorded; Table is
+	// the table it read.
+	Recorded bool
+	Table    string
+	// Marks is what applying the lane's journal did.
+	Marks MarksApplied
+	// Released names what the database kept of the lane's place in the log
+	// and no longer does ("slot herald_main"); empty when it kept nothing.
+	Released []string
 }
 
 // MarksApplied is what one LogReader.ApplyMarks did.

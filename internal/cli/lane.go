@@ -12,7 +12,7 @@ import (
 func (a *app) laneCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lane",
-		Short: "Pause and resume lanes in every relay process; preview a lane's next messages",
+		Short: "Pause and resume lanes in every relay process; preview a lane's next messages; reset a log lane",
 	}
 	pause := &cobra.Command{Use: "pause NAME", Short: "Stop every relay from claiming the lane's events (within one poll interval)",
 		Args: cobra.ExactArgs(1),
@@ -20,7 +20,7 @@ func (a *app) laneCommand() *cobra.Command {
 	resume := &cobra.Command{Use: "resume NAME", Short: "Let the relays claim the lane's events again",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.setPaused(cmd.Context(), args[0], false) }}
-	cmd.AddCommand(pause, resume, a.lanePreviewCommand())
+	cmd.AddCommand(pause, resume, a.lanePreviewCommand(), a.laneResetCommand())
 	return cmd
 }
 

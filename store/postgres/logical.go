@@ -168,7 +168,7 @@ func LogOwner(lane string) string { return loglane.Owner(lane) }
 // logDialect is the log lanes' shared bookkeeping's view of PostgreSQL,
 // made once by New.
 func (s *Store) logDialect() loglane.Dialect {
-	return loglane.Dialect{Name: "postgres store", DB: s.db, Bind: sqlbuild.Rebind, Now: "now()", Quote: quote,
+	return loglane.Dialect{Name: "postgres store", DB: s.db, Bind: sqlbuild.Rebind, Now: "now()", Schema: "current_schema()", Quote: quote,
 		InTx: s.inTx, Exec: s.exec}
 }
 

@@ -297,3 +297,48 @@ func TestLogicalDocsMessage(t *testing.T) {
 		t.Fatalf("decoded %+v (payload %s)", ev, ev.Payload)
 	}
 }
+
+// Rule: ResetLog refuses, changing nothing, while a reader still streams
+// from the lane's slot after its lease ended (a relay frozen or cut off
+// from the database's other connections), and drops the slot once that
+// reader is gone.
+func TestLogicalResetRefusesSlotInUse(t *testing.T) {
+	e := newLogicalEnv(t)
+	ctx := context.Background()
+	p := e.params("inuse")
+	p.Lease = 200 * time.Millisecond
+	st, err := e.s.OpenLog(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	count := func(from string) (n int) {
+		if err := e.db.QueryRow("SELECT count(*) FROM " + from).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	testenv.WaitFor(t, 10*time.Second, 20*time.Millisecond, "the lease ended", func() bool {
+		return count("herald_log_lanes WHERE lane = 'inuse' AND lease_until < now()") == 1
+	})
+	_, err = e.s.ResetLog(ctx, "inuse", false)
+	if !errors.Is(err, store.ErrLogLeaseHeld) || !strings.Contains(err.Error(), "is active") {
+		t.Fatalf("ResetLog while the slot is streamed: %v, want ErrLogLeaseHeld saying the slot is active", err)
+	}
+	if n := count("herald_log_lanes WHERE lane = 'inuse'"); n != 1 {
+		t.Fatalf("a refused reset left %d positions of the lane, want 1", n)
+	}
+	st.Close()
+	var res store.LogReset
+	// The closed stream's WAL sender may hold the slot a moment longer.
+	testenv.WaitFor(t, 10*time.Second, 20*time.Millisecond, "the reset done", func() bool {
+		res, err = e.s.ResetLog(ctx, "inuse", false)
+		return err == nil
+	})
+	if want := "slot " + postgres.SlotName("inuse"); len(res.Released) != 1 || res.Released[0] != want {
+		t.Fatalf("ResetLog released %q, want %q", res.Released, want)
+	}
+	if n := count("pg_replication_slots WHERE slot_name = '" + postgres.SlotName("inuse") + "'"); n != 0 {
+		t.Fatalf("%d slots of the lane after the reset, want none", n)
+	}
+}

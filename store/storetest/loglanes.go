@@ -14,6 +14,7 @@ import (
 var logLaneTests = []featureTest[store.LogReader]{
 	{"CheckOrRoundTrip", testLogLane},
 	{"JournalStaysWithItsTable", testLogJournalStaysWithItsTable},
+	{"ResetStartsTheLaneAnew", testLogReset},
 }
 
 // testLogLane: a store that reads its database's log says what log lanes
@@ -95,21 +96,31 @@ func readLog(t *testing.T, h *harness, st store.LogStream, n int) (recs []store.
 	return recs, end
 }
 
+// openTestLane opens a new lane on h's table, which the test's end drops
+// (with the lane's slot); nil when the database serves no log lanes.
+func openTestLane(t *testing.T, h *harness, lr store.LogReader) (store.LogStream, store.LogParams) {
+	p := store.LogParams{Scope: h.scope(), Lane: randomName("lane"), Owner: "storetest", Lease: time.Minute}
+	if err := lr.CheckLog(h.ctx); err != nil {
+		t.Logf("the database serves no log lanes (%v): nothing to check", err)
+		return nil, p
+	}
+	t.Cleanup(func() { _ = h.s.Drop(context.Background(), h.table) })
+	st, err := lr.OpenLog(h.ctx, p)
+	if err != nil {
+		t.Fatalf("[log lanes] OpenLog: %v", err)
+	}
+	return st, p
+}
+
 // testLogJournalStaysWithItsTable: a journaled mark names its row by id,
 // so it reaches only the table it was recorded for. ApplyMarks on another
 // table applies none of it, and Drop forgets it with its table: a table
 // made again under the name numbers its rows from 1 again, and the old
 // marks must not mark them delivered.
 func testLogJournalStaysWithItsTable(t *testing.T, h *harness, lr store.LogReader) {
-	if err := lr.CheckLog(h.ctx); err != nil {
-		t.Logf("the database serves no log lanes (%v): nothing to check", err)
+	st, p := openTestLane(t, h, lr)
+	if st == nil {
 		return
-	}
-	t.Cleanup(func() { _ = h.s.Drop(context.Background(), h.table) })
-	p := store.LogParams{Scope: h.scope(), Lane: randomName("lane"), Owner: "storetest", Lease: time.Minute}
-	st, err := lr.OpenLog(h.ctx, p)
-	if err != nil {
-		t.Fatalf("[log lanes] OpenLog: %v", err)
 	}
 	h.enqueue(event("A"), event("B"))
 	recs, end := readLog(t, h, st, 2)
@@ -137,5 +148,61 @@ func testLogJournalStaysWithItsTable(t *testing.T, h *harness, lr store.LogReade
 	}
 	if s := h.stats(); s.Pending != 2 || s.Delivered != 0 {
 		errorf(t, "marks journaled before Drop leave the new table's rows alone", "stats %+v, want 2 pending", s)
+	}
+}
+
+// testLogReset: ResetLog refuses while a reader holds the lane, changing
+// nothing; once the reader stopped it applies the journal (a published
+// row is marked, not published again) and forgets the position, so that
+// the lane's next start is a first start: the rows it never published are
+// handed to its polling workers and the stream begins at the log's end.
+func testLogReset(t *testing.T, h *harness, lr store.LogReader) {
+	st, p := openTestLane(t, h, lr)
+	if st == nil {
+		return
+	}
+	h.enqueue(event("A"), event("B"))
+	recs, end := readLog(t, h, st, 2)
+	if err := st.Record(h.ctx, end, []store.Delivery{{ID: recs[0].ID}}); err != nil {
+		t.Fatalf("[log lanes] Record: %v", err)
+	}
+	if _, err := lr.ResetLog(h.ctx, p.Lane, false); !errors.Is(err, store.ErrLogLeaseHeld) {
+		errorf(t, "ResetLog refuses a lane whose lease a reader holds", "got %v, want ErrLogLeaseHeld", err)
+	}
+	if s := h.stats(); s.Pending != 2 {
+		errorf(t, "a refused reset changes nothing", "stats %+v, want 2 pending", s)
+	}
+	_ = st.Close()
+	res, err := lr.ResetLog(h.ctx, p.Lane, false)
+	if err != nil {
+		t.Fatalf("[log lanes] ResetLog: %v", err)
+	}
+	if !res.Recorded || res.Table != h.table || res.Marks.Marked != 1 {
+		errorf(t, "ResetLog applies the journal of the lane it forgets", "got %+v, want recorded, table %s, 1 marked", res, h.table)
+	}
+	if s := h.stats(); s.Delivered != 1 || s.Pending != 1 {
+		errorf(t, "the row journaled before the reset is delivered", "stats %+v", s)
+	}
+	if again, err := lr.ResetLog(h.ctx, p.Lane, false); err != nil || again.Recorded {
+		errorf(t, "a lane reset twice has nothing recorded the second time", "got %+v, %v", again, err)
+	}
+	testLogStartsAnew(t, h, lr, p)
+}
+
+// testLogStartsAnew: a lane opened after its reset hands the pending row
+// to its polling workers and streams only what commits after.
+func testLogStartsAnew(t *testing.T, h *harness, lr store.LogReader, p store.LogParams) {
+	st, err := lr.OpenLog(h.ctx, p)
+	if err != nil {
+		t.Fatalf("[log lanes] OpenLog after ResetLog: %v", err)
+	}
+	defer st.Close()
+	if recs := h.claimWith(newClaimer("polling"), store.ClaimParams{HandedOver: true}); len(recs) != 1 || recs[0].Event.Type != "B" {
+		errorf(t, "a lane started anew hands the row it never published to its polling workers", "its polling workers claimed %d rows, want B", len(recs))
+	}
+	c := event("C")
+	h.enqueue(c)
+	if recs, _ := readLog(t, h, st, 1); len(recs) != 1 || recs[0].Event.ID != c.ID {
+		errorf(t, "a lane started anew reads from the log's end", "read %d records, want only C", len(recs))
 	}
 }

@@ -37,6 +37,8 @@ type Dialect struct {
 	Bind func(string) string
 	// Now is the database clock in SQL, as herald_log_lanes keeps it.
 	Now string
+	// Schema is the SQL for the schema Herald's tables are in.
+	Schema string
 	// Quote validates and quotes an outbox table.
 	Quote func(table string) (string, error)
 	// InTx runs f in a READ COMMITTED transaction, retried on conflicts.

@@ -45,7 +45,7 @@ func Open(ctx context.Context, dsn string, opts mysql.Options) (*Store, error) {
 		return nil, err
 	}
 	b := &Store{Store: s, cfg: cfg}
-	b.logs = loglane.Dialect{Name: "mysql store", DB: s.DB(), Now: "UTC_TIMESTAMP(6)", Quote: quote, InTx: b.inTx, Exec: b.exec}
+	b.logs = loglane.Dialect{Name: "mysql store", DB: s.DB(), Now: "UTC_TIMESTAMP(6)", Schema: "DATABASE()", Quote: quote, InTx: b.inTx, Exec: b.exec}
 	return b, nil
 }
 
