@@ -46,14 +46,12 @@ if [ "$kind" = mysql ]; then
   sql() { mysql -h127.0.0.1 -uroot test -N -e "$1"; }
   sql_file() { mysql -h127.0.0.1 -uroot test -N <"$1"; }
   rows() { echo "INSERT INTO herald_run (event_id, topic, event_type, payload) SELECT UUID(), 'run', 'Ran', REPEAT('x', 1024) FROM seq_1_to_$1;"; }
-  forget_sql() { echo "DELETE FROM herald_log_lanes WHERE table_name = '$2'; DELETE FROM herald_log_marks WHERE table_name = '$2'"; }
   span="SELECT ROUND(COUNT(*) / (TIMESTAMPDIFF(MICROSECOND, MIN(available_at), MAX(available_at)) / 1e6)) FROM herald_run WHERE status = 'delivered'"
 else
   driver=postgres; dsn=${HERALD_DSN:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
   sql() { psql -h127.0.0.1 -Upostgres -d test -Atq -c "$1"; }
   sql_file() { psql -h127.0.0.1 -Upostgres -d test -Atq -f "$1"; }
   rows() { echo "INSERT INTO herald_run (event_id, topic, event_type, payload) SELECT gen_random_uuid(), 'run', 'Ran', convert_to(repeat('x', 1024), 'UTF8') FROM generate_series(1, $1);"; }
-  forget_sql() { echo "DROP PUBLICATION IF EXISTS herald_$2; SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'herald_$1'; DELETE FROM herald_log_lanes WHERE table_name = '$2'; DELETE FROM herald_log_marks WHERE table_name = '$2'"; }
   span="SELECT ROUND(COUNT(*) / EXTRACT(EPOCH FROM MAX(delivered_at) - MIN(delivered_at))) FROM herald_run WHERE status = 'delivered'"
 fi
 # The drain lane (batch and workers as asked) and the latency lane (every
@@ -101,14 +99,13 @@ run_rate() {
   kill -TERM $pid; wait $pid || true
   sql "$span"
 }
-# forget LANE TABLE: what a log lane keeps (slot and publication or
-# position, journal) gone, as `herald bench` does with its own lane: a lane
-# that starts anew reads from the log's end. A reader that just stopped may
-# hold its slot a moment longer, hence the tries. Before the first round
-# Herald's tables may not exist yet.
+# forget LANE CONFIG: what a log lane keeps (slot or position, journal)
+# gone (`herald lane reset`), as `herald bench` does with its own lane: a
+# lane that starts anew reads from the log's end. A reader that just
+# stopped may hold its lease or slot a moment longer, hence the tries.
 forget() {
-  for try in 1 2 3 4 5 6 7 8 9 10; do sql "$(forget_sql "$1" "$2")" >/dev/null 2>&1 && return; sleep 0.5; done
-  echo "warning: could not forget log lane $1 of $2 (first round, or its slot still held): it may resume" >&2
+  for try in 1 2 3 4 5 6 7 8 9 10; do "$herald" lane reset "$1" --config "$2" >/dev/null 2>&1 && return; sleep 0.5; done
+  echo "warning: could not reset log lane $1 (a reader still holds it?): it may resume" >&2
 }
 # run_rate_log BIN: the same for a log lane. The lane starts anew (its
 # slot or position and journal gone, the table made again), goes through
@@ -117,7 +114,7 @@ forget() {
 # table is filled in transactions of 1,000 rows, and the rate is the
 # stream's, from the drain's first message to its last.
 run_rate_log() {
-  forget run herald_run
+  forget run "$work/drain.yaml"
   sql "DROP TABLE IF EXISTS herald_run" >/dev/null; "$1" migrate --config "$work/drain.yaml" >/dev/null
   "$work/probe" -await 1 -stream HERALDRUN -d 120s >"$work/await.out" & local waiter=$!
   until grep -q READY "$work/await.out"; do sleep 0.05; done
@@ -147,7 +144,7 @@ bench_rate() {
 # rows (over a million after a few high-rate rounds) and each round's tails
 # grew with them.
 probe_line() {
-  [ "$source" = log ] && forget probe herald_probe
+  [ "$source" = log ] && forget probe "$work/latency.yaml"
   sql "DROP TABLE IF EXISTS herald_probe" >/dev/null; "$1" migrate --config "$work/latency.yaml" >/dev/null
   "$1" run --config "$work/latency.yaml" >"$work/latency.log" 2>&1 & local pid=$!
   sleep 2
