@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -33,24 +34,57 @@ func (s *Store) ResetLog(ctx context.Context, lane string, deleteRows bool) (sto
 	}, dropSlot)
 }
 
-// dropSlot drops the lane's replication slot, if it still exists. A slot
-// a reader still streams from (one whose lease ended while it ran) cannot
-// be dropped: that is ErrLogLeaseHeld too.
+// dropSlot drops the lane's replication slot, if it still exists. A reader
+// that just stopped may hold its slot a moment longer (its walsender ends
+// after its connection), so a slot in use is waited for, up to
+// slotReleaseWait; one still in use then (a reader whose lease ended while
+// it went on streaming) is ErrLogLeaseHeld too.
 func dropSlot(ctx context.Context, tx *sql.Tx, lane string) ([]string, error) {
 	var slot string
-	err := tx.QueryRowContext(ctx, "SELECT slot FROM herald_log_lanes WHERE lane = $1", lane).Scan(&slot)
+	if err := tx.QueryRowContext(ctx, "SELECT slot FROM herald_log_lanes WHERE lane = $1", lane).Scan(&slot); err != nil {
+		return nil, err
+	}
+	exists, err := awaitSlotFree(ctx, tx, slot)
+	if err != nil || !exists {
+		return nil, err
+	}
+	_, err = tx.ExecContext(ctx, "SELECT pg_drop_replication_slot($1)", slot)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "55006" { // object_in_use: taken again since the look
+		return nil, fmt.Errorf("%w: %s; stop the lane's relays", store.ErrLogLeaseHeld, pe.Message)
+	}
 	if err != nil {
 		return nil, err
 	}
-	var dropped int
-	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT pg_drop_replication_slot(slot_name)
-  FROM pg_replication_slots WHERE slot_name = $1) d`, slot).Scan(&dropped)
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "55006" { // object_in_use
-		return nil, fmt.Errorf("%w: %s; stop the lane's relays", store.ErrLogLeaseHeld, pe.Message)
-	}
-	if err != nil || dropped == 0 {
-		return nil, err
-	}
 	return []string{"slot " + slot}, nil
+}
+
+// slotReleaseWait is how long dropSlot waits for a slot in use.
+const slotReleaseWait = 5 * time.Second
+
+// awaitSlotFree waits until slot is not in use and says whether it exists.
+// pg_replication_slots shows the slots' state now, not the transaction's
+// snapshot, so each look sees the latest.
+func awaitSlotFree(ctx context.Context, tx *sql.Tx, slot string) (bool, error) {
+	deadline := time.Now().Add(slotReleaseWait)
+	for {
+		var pid sql.NullInt64
+		err := tx.QueryRowContext(ctx, "SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&pid)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return false, nil
+		case err != nil:
+			return false, err
+		case !pid.Valid:
+			return true, nil
+		case time.Now().After(deadline):
+			return false, fmt.Errorf("%w: replication slot %q is active for PID %d; stop the lane's relays",
+				store.ErrLogLeaseHeld, slot, pid.Int64)
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
