@@ -166,7 +166,11 @@ func TestDashboardProjectionPageInBrowser(t *testing.T) {
 		t.Errorf("after replay all, x-dead-2 is %s; want failed", s)
 	}
 
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#proj-rebuild`)), chromedp.WaitVisible(chromedp.CSS(`#rebuild-form`)))
+	// The refresh after the replay hides "replay all dead" (none is left),
+	// which moves the rebuild button: a click aimed before that lands
+	// beside it, and the form never opens (a CI run timed out so).
+	err = chromedp.Do(ctx, chromedp.Poll[chromedp.Void](`document.getElementById("proj-replay-all").hidden`),
+		chromedp.Click(chromedp.CSS(`#proj-rebuild`)), chromedp.WaitVisible(chromedp.CSS(`#rebuild-form`)))
 	if err != nil {
 		t.Fatal(err)
 	}
