@@ -18,19 +18,11 @@ import (
 // The lane's publication stays: it belongs to the table, which other lanes
 // may read, and the next start uses it again.
 func (s *Store) ResetLog(ctx context.Context, lane string, deleteRows bool) (store.LogReset, error) {
-	return s.logs.Reset(ctx, lane, func(ctx context.Context, tx *sql.Tx, table, lane string) (store.MarksApplied, error) {
+	return s.logs.Reset(ctx, lane, func(ctx context.Context, tx *sql.Tx, q, table, lane string) (store.MarksApplied, error) {
 		if s.mapped.Get(table) != nil {
 			return store.MarksApplied{}, nil // marked as recorded (logical_mapped.go)
 		}
-		q, err := quote(table)
-		if err != nil {
-			return store.MarksApplied{}, err
-		}
-		res, missed, err := applyJournal(ctx, tx, q, table, lane, loglane.ResetBatches, deleteRows)
-		if err != nil || len(missed) == 0 {
-			return res, err
-		}
-		return res, settleMissed(ctx, tx, q, missed, deleteRows, &res)
+		return settleJournal(ctx, tx, q, table, lane, loglane.ResetBatches, deleteRows)
 	}, dropSlot)
 }
 

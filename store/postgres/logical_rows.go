@@ -118,12 +118,19 @@ func (s *Store) ApplyMarks(ctx context.Context, table, lane string, limit int, d
 		if _, err := tx.ExecContext(ctx, asyncCommit, boundArg(applyBound)); err != nil {
 			return store.MarksApplied{}, err
 		}
-		res, missed, err := applyJournal(ctx, tx, q, table, lane, limit, deleteRows)
-		if err != nil || len(missed) == 0 {
-			return res, err
-		}
-		return res, settleMissed(ctx, tx, q, missed, deleteRows, &res)
+		return settleJournal(ctx, tx, q, table, lane, limit, deleteRows)
 	})
+}
+
+// settleJournal applies up to limit journaled batches of lane's rows in
+// table (q quoted) within tx: the bulk statement, then a look at the rows
+// it did not settle.
+func settleJournal(ctx context.Context, tx *sql.Tx, q, table, lane string, limit int, deleteRows bool) (store.MarksApplied, error) {
+	res, missed, err := applyJournal(ctx, tx, q, table, lane, limit, deleteRows)
+	if err != nil || len(missed) == 0 {
+		return res, err
+	}
+	return res, settleMissed(ctx, tx, q, missed, deleteRows, &res)
 }
 
 // journaled is one journaled row: its id and receipt.

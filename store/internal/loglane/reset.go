@@ -14,8 +14,8 @@ import (
 const ResetBatches = 64
 
 // MarkStep applies up to ResetBatches of lane's journaled batches for
-// table in tx (the database's own ApplyMarks statements).
-type MarkStep func(ctx context.Context, tx *sql.Tx, table, lane string) (store.MarksApplied, error)
+// table (q: quoted) in tx, with the database's own ApplyMarks statements.
+type MarkStep func(ctx context.Context, tx *sql.Tx, q, table, lane string) (store.MarksApplied, error)
 
 // Release gives up what the database keeps of lane's place in the log, in
 // tx, and names it (PostgreSQL drops the slot); nil where it keeps nothing.
@@ -88,8 +88,12 @@ func (d *Dialect) applyAll(ctx context.Context, tx *sql.Tx, lane string, step Ma
 		return err
 	}
 	for _, table := range tables {
+		q, err := d.Quote(table)
+		if err != nil {
+			return err
+		}
 		for {
-			got, err := step(ctx, tx, table, lane)
+			got, err := step(ctx, tx, q, table, lane)
 			if err != nil {
 				return fmt.Errorf("applying its marks to %s: %w", table, err)
 			}

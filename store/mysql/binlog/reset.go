@@ -13,13 +13,9 @@ import (
 // (store.LogReader.ResetLog). The server keeps nothing for a lane: its
 // binary logs expire on their own schedule.
 func (s *Store) ResetLog(ctx context.Context, lane string, deleteRows bool) (store.LogReset, error) {
-	return s.logs.Reset(ctx, lane, func(ctx context.Context, tx *sql.Tx, table, lane string) (store.MarksApplied, error) {
+	return s.logs.Reset(ctx, lane, func(ctx context.Context, tx *sql.Tx, q, table, lane string) (store.MarksApplied, error) {
 		if s.Mapped(table) != nil {
 			return store.MarksApplied{}, nil // marked as recorded (mapped.go)
-		}
-		q, err := quote(table)
-		if err != nil {
-			return store.MarksApplied{}, err
 		}
 		return applyMarks(ctx, tx, &s.images, q, table, lane, loglane.ResetBatches, deleteRows)
 	}, nil)
