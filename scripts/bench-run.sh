@@ -26,6 +26,11 @@
 # again; the rate is taken from the NATS stream's own timestamps (first to
 # last message of the drain), since a deleting lane keeps no delivered_at.
 # The latency lane is then a log lane too, started anew for each probe.
+# PEERS (default: every peer for the database) names the peers to run,
+# HARNESS=0 skips `herald bench throughput`.
+# RELAYS=K runs K `herald run` processes on the drain lane at once (as
+# replicas of a service would; polling lanes only), each with the lane's
+# batch and workers.
 # HERALD (default: go build of this tree) is the binary; HERALD_BEFORE, a
 # second one run in the same rounds.
 set -euo pipefail
@@ -94,9 +99,10 @@ run_rate() {
   sql "$(rows "$n")" >/dev/null
   "$work/probe" -await "$n" -stream HERALDRUN -d 600s >"$work/await.out" & local waiter=$!
   until grep -q READY "$work/await.out"; do sleep 0.05; done
-  "$1" run --config "$work/drain.yaml" >"$work/run.log" 2>&1 & local pid=$!
-  wait $waiter || { cat "$work/run.log" >&2; kill -TERM $pid; return 1; }
-  kill -TERM $pid; wait $pid || true
+  local pids=() i
+  for i in $(seq "${RELAYS:-1}"); do "$1" run --config "$work/drain.yaml" >"$work/run$i.log" 2>&1 & pids+=($!); done
+  wait $waiter || { cat "$work"/run*.log >&2; kill -TERM "${pids[@]}"; return 1; }
+  kill -TERM "${pids[@]}"; wait "${pids[@]}" || true
   sql "$span"
 }
 # forget LANE CONFIG: what a log lane keeps (slot or position, journal)
@@ -153,6 +159,7 @@ probe_line() {
 }
 
 peers="minimal watermill"; [ "$kind" = postgres ] && peers="$peers river"
+peers=${PEERS-$peers}
 for r in $(seq "$rounds"); do
   for p in $peers; do echo "$r $p $(peer_rate "$p")" | tee -a "$out"; done
   for who in herald before; do
@@ -160,7 +167,7 @@ for r in $(seq "$rounds"); do
     [ -n "$bin" ] || continue
     drain=run_rate; [ "$source" = log ] && drain=run_rate_log
     echo "$r $who-run $($drain "$bin")" | tee -a "$out"
-    echo "$r $who-bench $(bench_rate "$bin")" | tee -a "$out"
+    [ "${HARNESS:-1}" = 0 ] || echo "$r $who-bench $(bench_rate "$bin")" | tee -a "$out"
   done
   [ "${LATENCY:-1}" = 0 ] && continue
   # The minimal relay's latency mode commits from one connection in its own
@@ -169,14 +176,14 @@ for r in $(seq "$rounds"); do
   echo "$r minimal-latency $("$PEERS_BIN/naiverelay" -db "$kind" -mode latency -rate "$rate" -d 20s 2>/dev/null | grep -o "events=[0-9]* missing=[0-9]* p50_ms=[0-9.]* p99_ms=[0-9.]*" | head -1)" | tee -a "$work/lat"
   for ins in bare outbox; do echo "$r herald-$ins $(probe_line "$herald" $ins)" | tee -a "$work/lat"; done
 done
-python3 - "$out" "$kind" "$n" "$b" "$w" "$source/$on_delivered" <<'PY'
+python3 - "$out" "$kind" "$n" "$b" "$w" "$source/$on_delivered" "${RELAYS:-1}" <<'PY'
 import collections, statistics, sys
 runs = collections.defaultdict(dict)
 for line in open(sys.argv[1]):
     r, name, *v = line.split()
     if v and v[0].replace('.', '').isdigit():
         runs[name][r] = float(v[0])
-print(f"== {sys.argv[2]} N={sys.argv[3]} batch {sys.argv[4]} workers {sys.argv[5]} source {sys.argv[6]}: medians, and Herald's median per-round ratio")
+print(f"== {sys.argv[2]} N={sys.argv[3]} batch {sys.argv[4]} workers {sys.argv[5]} source {sys.argv[6]} relays {sys.argv[7]}: medians, and Herald's median per-round ratio")
 for who in ("herald-run", "herald-bench", "before-run", "before-bench"):
     if who not in runs:
         continue
