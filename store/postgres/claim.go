@@ -139,10 +139,19 @@ func (s *Store) claimSettings() string {
 
 func (s *Store) markSettings() string {
 	if s.tcpBound {
-		return asyncCommit + tcpBound
+		return markPlanSettings + tcpBound
 	}
-	return asyncCommit
+	return markPlanSettings
 }
+
+// markPlanSettings are a mark's: asynchronous commit and the bounds
+// (asyncCommit), and the plan pinned to one primary-key probe per row of
+// the batch. With the claim index out of reach (fenceWhere) the planner
+// could still read the whole table, by a sequential scan or the primary
+// key, into a hash or merge join, the cheaper guess on a table it thinks
+// small; that read grows with the table, the probes only with the batch.
+const markPlanSettings = `SELECT set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
+  set_config('enable_mergejoin', 'off', true), set_config('synchronous_commit', 'off', true), ` + boundSettings
 
 // boundArg is the settings' value for a bound: milliseconds, as text.
 func boundArg(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

@@ -107,15 +107,7 @@ func fillForPlans(t *testing.T, db *sql.DB, table string) {
 // planSettings as Claim does.
 func explain(t *testing.T, db *sql.DB, q string, args []any) string {
 	t.Helper()
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback() //nolint:errcheck // read-only
-	if _, err := tx.Exec(planSettings, boundArg(time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	return planOf(t, tx, q, args)
+	return explainUnder(t, db, planSettings, q, args)
 }
 
 // planOf returns the plan of q as text, planned on db.
@@ -137,4 +129,113 @@ func planOf(t *testing.T, db interface {
 		b.WriteString(line + "\n")
 	}
 	return b.String()
+}
+
+// TestMarkPlans checks that every fenced statement (a mark, retry, kill,
+// release or discard of a claimed batch) finds its rows by primary key,
+// one probe per row, and never reads the claim index or the whole table:
+// on a table filled but not yet analyzed, and with statistics.
+func TestMarkPlans(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := Open(ctx, testenv.PostgresDSN(), Options{})
+	if err != nil {
+		testenv.Unreachable(t, "PostgreSQL", err)
+	}
+	defer s.Close()
+	table := testenv.Name("herald_markplan")
+	if err := s.MigrateFor(ctx, table, store.TableUse{}); err != nil {
+		t.Fatal(err)
+	}
+	defer dbtest.Drop(s, table)
+	fillForPlans(t, s.DB(), table)
+	// A claimed batch: 1000 of the pending rows in flight under token 7.
+	if _, err := s.DB().Exec(`UPDATE "` + table + `" SET status = 'in_flight', lease_token = 7
+WHERE id IN (SELECT id FROM "` + table + `" WHERE status = 'pending' ORDER BY id LIMIT 1000)`); err != nil {
+		t.Fatal(err)
+	}
+	ids := claimedIDs(t, s.DB(), table)
+	checkMarkPlans(t, s.DB(), table, ids, "before ANALYZE")
+	if _, err := s.DB().Exec(`ANALYZE "` + table + `"`); err != nil {
+		t.Fatal(err)
+	}
+	checkMarkPlans(t, s.DB(), table, ids, "after ANALYZE")
+}
+
+// claimedIDs returns the ids of table's rows in flight.
+func claimedIDs(t *testing.T, db *sql.DB, table string) []int64 {
+	t.Helper()
+	rows, err := db.Query(`SELECT id FROM "` + table + `" WHERE status = 'in_flight' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) != 1000 {
+		t.Fatalf("%d rows in flight, want 1000", len(ids))
+	}
+	return ids
+}
+
+func checkMarkPlans(t *testing.T, db *sql.DB, table string, ids []int64, when string) {
+	t.Helper()
+	texts := make([]string, len(ids))
+	waits := make([]int64, len(ids))
+	for _, tc := range []struct {
+		op   string
+		head string
+		args []any
+	}{
+		{"complete", completeHead, []any{ids, texts}},
+		{"retry", retryHead, []any{ids, texts, waits}},
+		{"kill", killHead, []any{ids, texts}},
+		{"release", releaseHead, []any{ids}},
+		{"discard", discardHead, []any{ids}},
+	} {
+		plan := shortPlan(explainUnder(t, db, markPlanSettings, fencedQuery(tc.head, `"`+table+`"`), append(tc.args, int64(7))))
+		// An Index Scan probes per row of the join; a Bitmap Index Scan of
+		// "id = ANY(ids)" probes the same entries at once.
+		if !strings.Contains(plan, "Index Scan using "+table+"_pkey ") && !strings.Contains(plan, "Bitmap Index Scan on "+table+"_pkey ") {
+			t.Errorf("%s: %s: want the rows probed by primary key; plan:\n%s", when, tc.op, plan)
+		}
+		for _, bad := range []string{table + "_claim", table + "_done", "Seq Scan", "Hash Join", "Merge Join"} {
+			if strings.Contains(plan, bad) {
+				t.Errorf("%s: %s: plan uses %s:\n%s", when, tc.op, bad, plan)
+			}
+		}
+	}
+}
+
+// shortPlan cuts each line of plan to 160 characters: the batch's ids
+// appear in it as literals.
+func shortPlan(plan string) string {
+	lines := strings.Split(plan, "\n")
+	for i, l := range lines {
+		if len(l) > 160 {
+			lines[i] = l[:160] + "…"
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// explainUnder returns the plan of q as text, planned after settings (whose
+// $1 is a bound) in one transaction, as a claim or mark runs.
+func explainUnder(t *testing.T, db *sql.DB, settings, q string, args []any) string {
+	t.Helper()
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+	if _, err := tx.Exec(settings, boundArg(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	return planOf(t, tx, q, args)
 }
