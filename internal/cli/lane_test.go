@@ -72,3 +72,31 @@ func mainStats(t *testing.T, s store.Store) store.LaneStats {
 	}
 	return st
 }
+
+// Rule: `herald lane reset` names what is wrong with its arguments (exit
+// 2): an empty name; a lane not in the config without --on-delivered (the
+// way to reset a removed lane); a bad --on-delivered; --on-delivered for a
+// configured lane, whose own setting decides. A removed lane's reset with
+// --on-delivered reaches the store (SQLite has no log lanes to reset).
+func TestLaneResetArguments(t *testing.T) {
+	cfg := writeConfig(t, t.TempDir(), "")
+	if code, _, e := cliRun(t, "migrate", "--config", cfg); code != 0 {
+		t.Fatalf("migrate: %s", e)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{""}, "lane name is empty"},
+		{[]string{"gone"}, "--on-delivered mark, delete or leave"},
+		{[]string{"gone", "--on-delivered", "sideways"}, `--on-delivered "sideways": want mark, delete or leave`},
+		{[]string{"main", "--on-delivered", "delete"}, "lane main's comes from the config (on_delivered: mark)"},
+		{[]string{"gone", "--on-delivered", "delete"}, "has no log lanes"},
+	} {
+		args := append([]string{"lane", "reset"}, tc.args...)
+		code, out, e := cliRun(t, append(args, "--config", cfg)...)
+		if code != ExitUsage || !strings.Contains(e, tc.want) {
+			t.Errorf("%q: exit %d, want 2 and %q\nstdout: %s\nstderr: %s", tc.args, code, tc.want, out, e)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,12 +49,7 @@ func TestLaneResetLogLane(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "slot herald_main dropped") {
 		t.Fatalf("lane reset: exit %d, want 0 and the slot dropped\n%s", code, out)
 	}
-	var slots, positions int
-	s.DB().QueryRow("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'herald_main'").Scan(&slots)
-	s.DB().QueryRow("SELECT count(*) FROM herald_log_lanes WHERE lane = 'main'").Scan(&positions)
-	if slots != 0 || positions != 0 {
-		t.Fatalf("after the reset: %d slots and %d positions of the lane, want none", slots, positions)
-	}
+	checkLaneForgotten(t, s, "after the reset")
 	if code, out := runChildSync(t, dir, "lane", "reset", "main", "--config", cfg); code != 0 || !strings.Contains(out, "nothing to reset") {
 		t.Fatalf("second reset: exit %d, want 0 and nothing to reset\n%s", code, out)
 	}
@@ -65,5 +62,43 @@ func TestLaneResetLogLane(t *testing.T) {
 	run.terminate(t)
 	if n := streamLen(t, natsURL, "LOG"); n != 150 {
 		t.Fatalf("the stream holds %d messages, want 150: each event once across the reset", n)
+	}
+	resetRemovedLane(t, dir, dsn, natsURL, s)
+}
+
+// resetRemovedLane: a log lane taken out of the config is reset with
+// --on-delivered (its slot and position go), as the docs ask before or
+// after removing one.
+func resetRemovedLane(t *testing.T, dir, dsn, natsURL string, s *postgres.Store) {
+	t.Helper()
+	cfg := filepath.Join(dir, "without-main.yaml")
+	writeFile(t, cfg, fmt.Sprintf(`
+store: {driver: postgres, dsn: %q}
+brokers:
+  events: {type: nats, url: %q, stream: LOG, subjects: ["log.>"], create_stream: true}
+lanes:
+  - {name: other, table: other_outbox, destination: "log.{topic}"}
+`, dsn, natsURL))
+	if code, out := runChildSync(t, dir, "migrate", "--config", cfg); code != 0 {
+		t.Fatalf("migrate: exit %d\n%s", code, out)
+	}
+	if code, out := runChildSync(t, dir, "lane", "reset", "main", "--config", cfg); code != ExitUsage || !strings.Contains(out, "--on-delivered") {
+		t.Fatalf("reset of a removed lane without --on-delivered: exit %d, want %d naming the flag\n%s", code, ExitUsage, out)
+	}
+	code, out := runChildSync(t, dir, "lane", "reset", "main", "--config", cfg, "--on-delivered", "mark")
+	if code != 0 || !strings.Contains(out, "slot herald_main dropped") {
+		t.Fatalf("reset of a removed lane: exit %d, want 0 and the slot dropped\n%s", code, out)
+	}
+	checkLaneForgotten(t, s, "after resetting the removed lane")
+}
+
+// checkLaneForgotten fails unless lane main has no slot and no position.
+func checkLaneForgotten(t *testing.T, s *postgres.Store, when string) {
+	t.Helper()
+	var slots, positions int
+	s.DB().QueryRow("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'herald_main'").Scan(&slots)
+	s.DB().QueryRow("SELECT count(*) FROM herald_log_lanes WHERE lane = 'main'").Scan(&positions)
+	if slots != 0 || positions != 0 {
+		t.Fatalf("%s: %d slots and %d positions of lane main, want none", when, slots, positions)
 	}
 }
