@@ -14,12 +14,12 @@ import (
 // fenceWhere limits a fenced change to rows still in flight under the
 // claim's token; the ? is the token. Comparing status with the empty string
 // appended keeps the planner off the claim index, as the log lanes' marks
-// do (settleSQL): on a table whose
-// statistics predate its backlog (a queue's usual state) the planner took
-// "status = 'in_flight'" for a handful of rows and read every in-flight
-// entry of the claim index, dead ones included, into a hash join, instead
-// of probing the primary key once per row: 22 against 11.5 ms for a batch
-// of 1,000 with 23,000 such entries, and growing with them (TestMarkPlans).
+// do (settleSQL): on a table whose statistics predate its backlog (a
+// queue's usual state) the planner took "status = 'in_flight'" for a
+// handful of rows and read every in-flight entry of the claim index, dead
+// ones included, into a hash join, instead of probing the primary key once
+// per row: 22 against 11.5 ms for a batch of 1,000 beside 23,000 such
+// entries, and growing with them (TestMarkPlans).
 const fenceWhere = " AND t.lease_token = ? AND (t.status || '') = 'in_flight' RETURNING t.id"
 
 // The fenced statements, before fenceWhere; {{T}} is the table.
