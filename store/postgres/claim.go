@@ -106,9 +106,17 @@ func (s *Store) claimOrderedTx(ctx context.Context, table string, p store.ClaimP
 // 20,000 rows, and growing with the table; TestClaimPlans). The claim commits without
 // waiting for its WAL flush (see asyncCommit), and is bounded like every
 // claim and mark transaction (see boundSettings); $1 is boundArg's value.
-const planSettings = `SELECT set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true),
-  set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
-  set_config('jit', 'off', true), set_config('synchronous_commit', 'off', true), ` + boundSettings
+const planSettings = `SELECT set_config('enable_sort', 'off', true), ` + byPrimaryKey + `,
+  set_config('jit', 'off', true), ` + noSync + `, ` + boundSettings
+
+// byPrimaryKey leaves a join of a batch's ids to the table one plan: a
+// primary-key probe per id (no sequential scan, no hash or merge join over
+// the table). The claim's and the mark's settings both pin it.
+const byPrimaryKey = `set_config('enable_seqscan', 'off', true),
+  set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`
+
+// noSync is asyncCommit's setting, for the settings that include it.
+const noSync = `set_config('synchronous_commit', 'off', true)`
 
 // boundSettings ends the session of a claim or mark transaction that sits
 // idle longer than $1 ms (idle_in_transaction_session_timeout: a relay
@@ -150,8 +158,7 @@ func (s *Store) markSettings() string {
 // could still read the whole table, by a sequential scan or the primary
 // key, into a hash or merge join, the cheaper guess on a table it thinks
 // small; that read grows with the table, the probes only with the batch.
-const markPlanSettings = `SELECT set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
-  set_config('enable_mergejoin', 'off', true), set_config('synchronous_commit', 'off', true), ` + boundSettings
+const markPlanSettings = `SELECT ` + byPrimaryKey + `, ` + noSync + `, ` + boundSettings
 
 // boundArg is the settings' value for a bound: milliseconds, as text.
 func boundArg(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
@@ -164,7 +171,7 @@ func boundArg(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(
 // are enqueued by the application's own transactions, untouched by this.
 // It saves a WAL flush per statement: latency and throughput both gain.
 // The mark transaction is bounded like the claim's (boundSettings).
-const asyncCommit = `SELECT set_config('synchronous_commit', 'off', true), ` + boundSettings
+const asyncCommit = `SELECT ` + noSync + `, ` + boundSettings
 
 // candidates is a CTE "picked" of up to p.Limit locked claimable rows:
 // expired leases first, then due pending rows.

@@ -19,19 +19,7 @@ import (
 // tenant, ordered or not, on a table where most rows are delivered, with
 // and without statistics.
 func TestClaimPlans(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := Open(ctx, testenv.PostgresDSN(), Options{})
-	if err != nil {
-		testenv.Unreachable(t, "PostgreSQL", err)
-	}
-	defer s.Close()
-	table := testenv.Name("herald_plan")
-	if err := s.MigrateFor(ctx, table, store.TableUse{Ordered: true}); err != nil {
-		t.Fatal(err)
-	}
-	defer dbtest.Drop(s, table)
-	fillForPlans(t, s.DB(), table)
+	s, table := planTable(t, "herald_plan", store.TableUse{Ordered: true})
 	// First as the table is now, filled but not yet analyzed (a queue's
 	// usual state), then with statistics.
 	checkPlans(t, s.DB(), table, "before ANALYZE")
@@ -86,6 +74,26 @@ func checkPlans(t *testing.T, db *sql.DB, table, when string) {
 	}
 }
 
+// planTable opens the store and makes a table for use named after prefix,
+// filled by fillForPlans and dropped when the test ends.
+func planTable(t *testing.T, prefix string, use store.TableUse) (*Store, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := Open(ctx, testenv.PostgresDSN(), Options{})
+	if err != nil {
+		testenv.Unreachable(t, "PostgreSQL", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	table := testenv.Name(prefix)
+	if err := s.MigrateFor(ctx, table, use); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dbtest.Drop(s, table) })
+	fillForPlans(t, s.DB(), table)
+	return s, table
+}
+
 // fillForPlans writes 30000 rows of three tenants, two thirds delivered.
 func fillForPlans(t *testing.T, db *sql.DB, table string) {
 	t.Helper()
@@ -136,19 +144,7 @@ func planOf(t *testing.T, db interface {
 // one probe per row, and never reads the claim index or the whole table:
 // on a table filled but not yet analyzed, and with statistics.
 func TestMarkPlans(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := Open(ctx, testenv.PostgresDSN(), Options{})
-	if err != nil {
-		testenv.Unreachable(t, "PostgreSQL", err)
-	}
-	defer s.Close()
-	table := testenv.Name("herald_markplan")
-	if err := s.MigrateFor(ctx, table, store.TableUse{}); err != nil {
-		t.Fatal(err)
-	}
-	defer dbtest.Drop(s, table)
-	fillForPlans(t, s.DB(), table)
+	s, table := planTable(t, "herald_markplan", store.TableUse{})
 	// A claimed batch: 1000 of the pending rows in flight under token 7.
 	if _, err := s.DB().Exec(`UPDATE "` + table + `" SET status = 'in_flight', lease_token = 7
 WHERE id IN (SELECT id FROM "` + table + `" WHERE status = 'pending' ORDER BY id LIMIT 1000)`); err != nil {
