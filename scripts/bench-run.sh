@@ -38,6 +38,7 @@ kind=${1:?mysql or postgres}; n=${2:-100000}; b=${3:-1000}; w=${4:-2}; rounds=${
 : "${PEERS_BIN:?directory holding the built peer programs}"
 rate=${RATE:-500}
 source=${SOURCE:-poll}; on_delivered=${ON_DELIVERED:-mark}
+if [ "${RELAYS:-1}" != 1 ] && [ "$source" = log ]; then echo "RELAYS is for polling lanes (a log lane has one reader)" >&2; exit 2; fi
 export NATS_URL=${NATS_URL:-nats://127.0.0.1:4222}
 export MYSQL_DSN=${MYSQL_DSN:-root@tcp(127.0.0.1:3306)/peers}
 export PG_DSN=${PG_DSN:-postgres://postgres@127.0.0.1:5432/peers?sslmode=disable}
