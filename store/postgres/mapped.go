@@ -40,6 +40,14 @@ WHERE t.relnamespace = current_schema()::regnamespace AND t.relname = $1 ORDER B
 	// As the store's own claims and marks (asyncCommit), set for the
 	// statement's own transaction only.
 	NoSync: "set_config('synchronous_commit', 'off', true)",
+	// Expressions no index serves, for the marks' status test (mapsql's
+	// markkey.go): any value but an array turns to text with || ''.
+	Unindexed: func(col string, integer bool) string {
+		if integer {
+			return "(" + col + " + 0)"
+		}
+		return "(" + col + " || '')"
+	},
 	Widths: func(ctx context.Context, q mapsql.Runner, table string) (map[string]int, error) {
 		return mapsql.ReadWidths(ctx, q, `SELECT column_name, character_maximum_length FROM information_schema.columns
   WHERE table_schema = current_schema() AND table_name = $1 AND character_maximum_length IS NOT NULL`, table)

@@ -116,9 +116,9 @@ func (t *Table) learnTable(ctx context.Context) {
 }
 
 // learn reads what claims need to know of the table (checkCursor,
-// learnOwnerWidth, learnChecks).
+// learnIDKey, learnOwnerWidth, learnChecks).
 func (t *Table) learn(ctx context.Context) error {
-	for _, step := range []func(context.Context) error{t.checkCursor, t.learnOwnerWidth, t.learnChecks} {
+	for _, step := range []func(context.Context) error{t.checkCursor, t.learnIDKey, t.learnOwnerWidth, t.learnChecks} {
 		if err := step(ctx); err != nil {
 			return err
 		}

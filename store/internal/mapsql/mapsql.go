@@ -87,6 +87,12 @@ type Dialect struct {
 	// must be (one reads a column of written) or there are none
 	// (checks.go); nil: updates evaluate them.
 	Unchecked func(ctx context.Context, q Runner, table string, written []string) (string, error)
+	// Unindexed wraps a column, of an integer type or not, in an
+	// expression that compares as the column does but that no index
+	// serves (PostgreSQL: "(col + 0)", "(col || '')"), for the marks'
+	// status test on tables whose event id has a key (markkey.go); nil:
+	// none.
+	Unindexed func(col string, integer bool) string
 }
 
 // Runner is a *sql.DB, *sql.Conn or *sql.Tx.
@@ -203,6 +209,9 @@ type Table struct {
 	nextExpired atomic.Int64
 	// ordersByID says claims may use cursors (cursor.go); Check sets it.
 	ordersByID, tableLearned atomic.Bool
+	// markStatusExpr is the status column as the marks compare it, once
+	// learned (markkey.go).
+	markStatusExpr atomic.Value
 	// claimIndex is the (status, next_attempt) index claims force where
 	// cursors are used ("" for none; cursor.go).
 	claimIndex atomic.Value

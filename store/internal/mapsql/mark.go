@@ -33,8 +33,13 @@ func (t *Table) Complete(ctx context.Context, f store.Fence, ds []store.Delivery
 	for i, d := range ds {
 		ids[i] = d.ID
 	}
+	return t.mark(ctx, "complete", f, ids, t.completeSet(ds))
+}
+
+// completeSet is Complete's SET clause for ds.
+func (t *Table) completeSet(ds []store.Delivery) *set {
 	c := t.c
-	return t.mark(ctx, "complete", f, ids, &set{perRow: c.Receipt != "", target: t.m.Statuses.Delivered, clause: func(i int) (string, []any) {
+	return &set{perRow: c.Receipt != "", target: t.m.Statuses.Delivered, clause: func(i int) (string, []any) {
 		q, args := c.Status+" = ?", []any{t.m.Statuses.Delivered}
 		if c.DeliveredAt != "" {
 			q += ", " + c.DeliveredAt + " = " + t.now()
@@ -44,7 +49,7 @@ func (t *Table) Complete(ctx context.Context, f store.Fence, ds []store.Delivery
 			args = append(args, ds[i].Receipt.JSON())
 		}
 		return q, args
-	}})
+	}}
 }
 
 // Retry puts rows back to the retry status, due again after each RetryIn,
@@ -154,7 +159,7 @@ func (t *Table) fence(f store.Fence, rows []claimedRow, idx []int) (string, []an
 	if c.Fence != "" {
 		col, token = c.Fence, f.Token
 	}
-	return " WHERE " + c.ID + " IN (" + sqlbuild.Marks(len(idx)) + ") AND " + c.Status + " = ? AND " + col + " = ?",
+	return " WHERE " + c.ID + " IN (" + sqlbuild.Marks(len(idx)) + ") AND " + t.markStatus() + " = ? AND " + col + " = ?",
 		append(sqlbuild.StringArgs(eventIDs(rows, idx)), t.m.Statuses.InFlight, token)
 }
 
