@@ -70,7 +70,8 @@ type Dialect struct {
 	Cursor     bool
 	PrimaryKey func(ctx context.Context, q Runner, table string) ([]string, error)
 	// PrimaryHint makes a statement find rows by primary key
-	// (" FORCE INDEX (PRIMARY)"), used where the id column is the key.
+	// (" FORCE INDEX (PRIMARY)"), used where the id column is the whole
+	// key; PrimaryKey tells (markkey.go).
 	PrimaryHint string
 	// Returning says UPDATE … RETURNING works: claims and batch marks are
 	// then one statement each (returning.go). NoSync is a select-list
@@ -209,8 +210,10 @@ type Table struct {
 	nextExpired atomic.Int64
 	// ordersByID says claims may use cursors (cursor.go); Check sets it.
 	ordersByID, tableLearned atomic.Bool
-	// markStatusExpr is the status column as the marks compare it, once
-	// learned (markkey.go).
+	// idPrimary says the event id is the whole primary key, which the
+	// marks then force (Dialect.PrimaryHint); markStatusExpr is the status
+	// column as the marks compare it, once learned (markkey.go).
+	idPrimary      atomic.Bool
 	markStatusExpr atomic.Value
 	// claimIndex is the (status, next_attempt) index claims force where
 	// cursors are used ("" for none; cursor.go).

@@ -18,12 +18,39 @@ import (
 // key once per row (TestAdoptMappedMarkPlan). Where the event id has a
 // unique index of its own, the marks compare the status through
 // Dialect.Unindexed, which no index can serve, so the key is the only way
-// in. MySQL/MariaDB force the key with PrimaryHint instead.
+// in. MySQL/MariaDB force the primary key with PrimaryHint instead, where
+// the event id is the whole key: left alone, their optimizer may walk the
+// status range of such an index when few rows are in flight, locking and
+// reading entries other claims changed.
 
-// learnIDKey works out the status expression the marks compare
-// (markStatus): Dialect.Unindexed's where a unique index holds the event
-// id column alone, else the column.
+// learnIDKey learns how the marks reach their rows by event id: whether
+// the id is the table's whole primary key (primaryHint), and the status
+// expression they compare (markStatus).
 func (t *Table) learnIDKey(ctx context.Context) error {
+	if err := t.learnIDPrimary(ctx); err != nil {
+		return err
+	}
+	return t.learnMarkStatus(ctx)
+}
+
+// learnIDPrimary records whether the event id column is the whole primary
+// key, where the dialect can force that key.
+func (t *Table) learnIDPrimary(ctx context.Context) error {
+	d := t.ts.d
+	if d.PrimaryHint == "" || d.PrimaryKey == nil {
+		return nil
+	}
+	pk, err := d.PrimaryKey(ctx, t.ts.db, t.name)
+	if err != nil {
+		return fmt.Errorf("%s: check table %s: primary key: %w", d.Name, t.name, err)
+	}
+	t.idPrimary.Store(len(pk) == 1 && strings.EqualFold(pk[0], t.m.Columns.ID))
+	return nil
+}
+
+// learnMarkStatus records Dialect.Unindexed's form of the status column
+// where a unique index holds the event id column alone.
+func (t *Table) learnMarkStatus(ctx context.Context) error {
 	d := t.ts.d
 	if d.Unindexed == nil {
 		return nil

@@ -150,23 +150,3 @@ func (t *Table) returningMark(rows []claimedRow, held []int, f store.Fence, set 
 	}
 	return head + where + " RETURNING " + t.c.ID, args
 }
-
-// CompleteStatement is the statement, in the database's placeholders, and
-// its arguments that marks the claimed records ids delivered under f on a
-// database that returns what an UPDATE changed (Dialect.Returning), when
-// the table keeps no receipts: for EXPLAIN, in tests and by hand. Ids not
-// claimed through t are left out.
-func (t *Table) CompleteStatement(f store.Fence, ids []int64) (string, []any) {
-	rows, known := t.handles.get(ids)
-	var held []int
-	for i := range ids {
-		if known[i] {
-			held = append(held, i)
-		}
-	}
-	if len(held) == 0 {
-		return "", nil
-	}
-	q, args := t.returningMark(rows, held, f, t.completeSet(make([]store.Delivery, len(ids))))
-	return t.rebind(q), args
-}
