@@ -119,6 +119,7 @@ func parseOver(base string, data []byte, source string, d Drivers) (*File, error
 		return nil, fail(err)
 	}
 	fileBrokers := sectionKeys(file, "brokers") // before merging changes file's nodes
+	projectionsOnly := projectsOnly(file)
 	onlyNamedStores := file != nil && mappingIndex(file, "stores") >= 0 && mappingIndex(file, "store") < 0
 	merged := file
 	if base != "" {
@@ -138,7 +139,10 @@ func parseOver(base string, data []byte, source string, d Drivers) (*File, error
 			return nil, fail(decodeError(err, file))
 		}
 	}
-	f.dropUnusedDefaultBrokers(fileBrokers)
+	if projectionsOnly {
+		f.Lanes = nil
+	}
+	f.dropUnusedDefaultBrokers(fileBrokers, len(f.Lanes) == 0 && len(f.Projections) > 0)
 	if onlyNamedStores {
 		f.Store, f.noDefaultStore = Store{}, true
 	}

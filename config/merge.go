@@ -73,17 +73,30 @@ func sectionKeys(root *yaml.Node, key string) map[string]bool {
 	return keys
 }
 
+// projectsOnly reports a file that declares projections and no lanes: a
+// process that projects, beside relays configured elsewhere. It gets no
+// default lane: one would relay the store's herald_outbox to the embedded
+// NATS server, taking events from the service's own relays to a broker
+// nobody reads.
+func projectsOnly(file *yaml.Node) bool {
+	return file != nil && mappingIndex(file, "projections") >= 0 && mappingIndex(file, "lanes") < 0
+}
+
 // dropUnusedDefaultBrokers removes the brokers that only the defaults
-// define and no lane names, so that a file with brokers and lanes of its
-// own starts no embedded NATS server it did not ask for (and a lane that
-// names no broker picks the file's only one).
-func (f *File) dropUnusedDefaultBrokers(fromFile map[string]bool) {
-	if len(fromFile) == 0 {
+// define and no lane or projection names, so that a file with brokers and
+// lanes of its own, or with projections alone (projectionsOnly), starts no
+// embedded NATS server it did not ask for (and a lane that names no broker
+// picks the file's only one).
+func (f *File) dropUnusedDefaultBrokers(fromFile map[string]bool, projectionsOnly bool) {
+	if len(fromFile) == 0 && !projectionsOnly {
 		return
 	}
 	used := map[string]bool{}
 	for _, l := range f.Lanes {
 		used[l.Broker] = true
+	}
+	for _, p := range f.Projections {
+		used[p.Source.Broker] = true
 	}
 	for name := range f.Brokers {
 		if !fromFile[name] && !used[name] {

@@ -42,8 +42,8 @@ func (f *File) validate(d Drivers) error {
 		}
 		add("brokers."+name, b.Config.Validate())
 	}
-	if len(f.Lanes) == 0 {
-		add("lanes", errors.New("at least one lane is required"))
+	if len(f.Lanes) == 0 && len(f.Projections) == 0 {
+		add("lanes", errors.New("at least one lane (or projection) is required"))
 	}
 	seen := map[string]bool{}
 	for i := range f.Lanes {

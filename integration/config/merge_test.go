@@ -49,6 +49,31 @@ func TestFileMergesOverDefaults(t *testing.T) {
 			t.Fatalf("brokers %v, lane broker %q", f.Brokers, f.Lanes[0].Broker)
 		}
 	})
+	t.Run("projections without lanes get no lane and no embedded server", func(t *testing.T) {
+		// A process that projects beside relays configured elsewhere: a
+		// default lane would relay herald_outbox to the embedded server.
+		const proj = "projections:\n  - {name: p, source: %s, statements: [\"SELECT 1\"]}\n"
+		for _, tc := range []struct{ file, broker string }{
+			{"brokers:\n  mq: {type: nats, url: \"nats://127.0.0.1:4222\", stream: EV}\n" +
+				strings.ReplaceAll(proj, "%s", "{broker: mq, destination: ev.x}"), "mq"},
+			{strings.ReplaceAll(proj, "%s", "{outbox: herald_outbox}"), ""},
+			{"lanes: []\n" + strings.ReplaceAll(proj, "%s", "{outbox: herald_outbox}"), ""},
+		} {
+			f := mustParse(t, tc.file)
+			_, mq := f.Brokers["mq"]
+			if len(f.Lanes) != 0 || f.Brokers["default"] != nil || mq != (tc.broker == "mq") {
+				t.Errorf("%s: lanes %+v, brokers %v; want no lane and no default broker", tc.file, f.Lanes, f.Brokers)
+			}
+		}
+		f := mustParse(t, strings.ReplaceAll(proj, "%s", "{broker: default, destination: herald.x}"))
+		if len(f.Lanes) != 0 || f.Brokers["default"] == nil {
+			t.Errorf("a projection reading the embedded broker keeps it: lanes %+v, brokers %v", f.Lanes, f.Brokers)
+		}
+		if _, err := parse([]byte("lanes: []\n"), "t.yaml"); !errors.Is(err, ErrInvalid) ||
+			!strings.Contains(err.Error(), "at least one lane (or projection) is required") {
+			t.Errorf("no lane and no projection: %v", err)
+		}
+	})
 	t.Run("a broker that names its type replaces the default", func(t *testing.T) {
 		f := mustParse(t, "brokers:\n  default: {type: nats, url: \"nats://127.0.0.1:4222\", stream: EV}\n")
 		if n := as[*nats.BrokerConfig](f.Brokers["default"].Config); n.Embedded != nil || n.Stream != "EV" || n.CreateStream {

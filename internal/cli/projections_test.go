@@ -95,3 +95,45 @@ func TestRunRefusesBadProjection(t *testing.T) {
 		t.Fatalf("config check with an unknown parameter: exit %d: %s", code, e)
 	}
 }
+
+// Rule: a config with projections and no lanes runs the projections alone:
+// no default lane relays the outbox they read (it would mark the
+// service's events delivered to an embedded NATS server nobody reads,
+// taking them from the relays configured elsewhere), and no embedded
+// server starts.
+func TestRunProjectionsOnly(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "herald.yaml")
+	if err := os.WriteFile(cfg, []byte(`store: {driver: sqlite, dsn: `+filepath.Join(dir, "h.db")+`}
+projections:
+  - name: seen
+    source: {outbox: herald_outbox}
+    statements: ["INSERT INTO seen (id) VALUES (:event.id)"]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, dir)
+	if err := s.Migrate(context.Background(), "herald_outbox"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().Exec("CREATE TABLE seen (id TEXT PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	run := startChild(t, dir, "run", "--config", cfg)
+	enqueueMany(t, s, "herald_outbox", 10)
+	count := func(q string) (n int) {
+		_ = s.DB().QueryRow(q).Scan(&n)
+		return n
+	}
+	waitFor(t, 30*time.Second, "the projection applying 10 events", func() bool { return count("SELECT COUNT(*) FROM seen") == 10 })
+	run.terminate(t)
+	if n := count("SELECT COUNT(*) FROM herald_outbox WHERE status <> 'pending'"); n != 0 {
+		t.Errorf("%d outbox rows relayed by a lane nobody configured", n)
+	}
+	if strings.Contains(run.stderr.String(), "embedded NATS") || strings.Contains(run.stderr.String(), "lane default") {
+		t.Errorf("herald run started the defaults' lane or broker:\n%s", run.stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "herald-data")); err == nil {
+		t.Error("herald run made the embedded server's data directory")
+	}
+}
