@@ -120,6 +120,9 @@ func parseOver(base string, data []byte, source string, d Drivers) (*File, error
 	}
 	fileBrokers := sectionKeys(file, "brokers") // before merging changes file's nodes
 	projectionsOnly := projectsOnly(file)
+	if err := brokersWithoutLanes(file, fileBrokers); err != nil {
+		return nil, fail(err)
+	}
 	onlyNamedStores := file != nil && mappingIndex(file, "stores") >= 0 && mappingIndex(file, "store") < 0
 	merged := file
 	if base != "" {

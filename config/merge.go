@@ -1,6 +1,9 @@
 package config
 
 import (
+	"fmt"
+	"strings"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -80,6 +83,20 @@ func sectionKeys(root *yaml.Node, key string) map[string]bool {
 // nobody reads.
 func projectsOnly(file *yaml.Node) bool {
 	return file != nil && mappingIndex(file, "projections") >= 0 && mappingIndex(file, "lanes") < 0
+}
+
+// brokersWithoutLanes refuses a file that defines brokers of its own, none
+// of them the default one, and neither lanes nor projections: the embedded
+// defaults' lane would relay herald_outbox to the embedded NATS server, not
+// to the file's brokers, marking the events delivered to a server nobody
+// reads.
+func brokersWithoutLanes(file *yaml.Node, fromFile map[string]bool) error {
+	if len(fromFile) == 0 || fromFile["default"] || mappingIndex(file, "lanes") >= 0 || mappingIndex(file, "projections") >= 0 {
+		return nil
+	}
+	return fmt.Errorf("lanes: the file defines brokers of its own (%s) and no lanes: declare the lanes that publish to them "+
+		"(without lanes, the embedded defaults' lane would relay herald_outbox to an embedded NATS server instead)",
+		strings.Join(sortedKeys(fromFile), ", "))
 }
 
 // dropUnusedDefaultBrokers removes the brokers that only the defaults

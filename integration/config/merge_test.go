@@ -49,7 +49,7 @@ func TestFileMergesOverDefaults(t *testing.T) {
 			t.Fatalf("brokers %v, lane broker %q", f.Brokers, f.Lanes[0].Broker)
 		}
 	})
-	t.Run("projections without lanes get no lane and no embedded server", func(t *testing.T) {
+	t.Run("no lanes: projections alone, or refused", func(t *testing.T) {
 		// A process that projects beside relays configured elsewhere: a
 		// default lane would relay herald_outbox to the embedded server.
 		const proj = "projections:\n  - {name: p, source: %s, statements: [\"SELECT 1\"]}\n"
@@ -68,6 +68,10 @@ func TestFileMergesOverDefaults(t *testing.T) {
 		f := mustParse(t, strings.ReplaceAll(proj, "%s", "{broker: default, destination: herald.x}"))
 		if len(f.Lanes) != 0 || f.Brokers["default"] == nil {
 			t.Errorf("a projection reading the embedded broker keeps it: lanes %+v, brokers %v", f.Lanes, f.Brokers)
+		}
+		_, err := parse([]byte("brokers:\n  mq: {type: stdout}\n"), "t.yaml")
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "lanes: the file defines brokers of its own (mq) and no lanes") {
+			t.Errorf("brokers of its own, no lanes: %v; want it refused (the default lane would use the embedded server)", err)
 		}
 		if _, err := parse([]byte("lanes: []\n"), "t.yaml"); !errors.Is(err, ErrInvalid) ||
 			!strings.Contains(err.Error(), "at least one lane (or projection) is required") {

@@ -313,7 +313,8 @@ func TestConfigCheckAndPrint(t *testing.T) {
 	}
 	secret := filepath.Join(dir, "secret.yaml")
 	writeFile(t, secret, "store: {driver: mysql, dsn: \"root:s3cret@tcp(127.0.0.1:1)/test\"}\n"+
-		"brokers:\n  w: {type: webhook, secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw}\n")
+		"brokers:\n  w: {type: webhook, secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw}\n"+
+		"lanes: [{name: a, broker: w, destination: \"https://p.example/{topic}\"}]\n")
 	code, out, e := cliRun(t, "config", "print", "--config", secret)
 	if code != 0 || strings.Contains(out, "s3cret") || strings.Contains(out, "MfKQ9r8") || !strings.Contains(out, "addr: 127.0.0.1:8080") {
 		t.Fatalf("config print: %d %q %q", code, out, e)
