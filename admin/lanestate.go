@@ -37,6 +37,10 @@ func (s *LaneStatus) SetState(st store.LaneState) {
 
 // AddLaneStates reads herald_lane_state from st and sets each lane's state.
 func AddLaneStates(ctx context.Context, st store.Store, lanes []LaneStatus) error {
+	if len(lanes) == 0 {
+		// A store only projections use may have no lane state table.
+		return nil
+	}
 	states, err := st.LaneStates(ctx)
 	if err != nil {
 		return err

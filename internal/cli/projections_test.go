@@ -103,15 +103,7 @@ func TestRunRefusesBadProjection(t *testing.T) {
 // server starts.
 func TestRunProjectionsOnly(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "herald.yaml")
-	if err := os.WriteFile(cfg, []byte(`store: {driver: sqlite, dsn: `+filepath.Join(dir, "h.db")+`}
-projections:
-  - name: seen
-    source: {outbox: herald_outbox}
-    statements: ["INSERT INTO seen (id) VALUES (:event.id)"]
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := projectionsOnlyConfig(t, dir)
 	s := openStore(t, dir)
 	if err := s.Migrate(context.Background(), "herald_outbox"); err != nil {
 		t.Fatal(err)
@@ -136,4 +128,33 @@ projections:
 	if _, err := os.Stat(filepath.Join(dir, "herald-data")); err == nil {
 		t.Error("herald run made the embedded server's data directory")
 	}
+}
+
+// Rule: `herald status` on a config with projections alone, migrated by
+// `herald migrate` (which makes no outbox or lane tables then), lists the
+// projection and no lanes, without a warning about lane states.
+func TestStatusProjectionsOnly(t *testing.T) {
+	dir := t.TempDir()
+	cfg := projectionsOnlyConfig(t, dir)
+	if code, out, e := cliRun(t, "migrate", "--config", cfg); code != 0 {
+		t.Fatalf("migrate: exit %d: %s %s", code, out, e)
+	}
+	code, out, e := cliRun(t, "status", "--config", cfg)
+	if code != 0 || e != "" || !strings.Contains(out, "seen") {
+		t.Fatalf("status: exit %d, stdout %q, stderr %q; want the projection listed and nothing on stderr", code, out, e)
+	}
+}
+
+// projectionsOnlyConfig writes a config of a SQLite store in dir and one
+// projection from herald_outbox into a table seen, with no lanes.
+func projectionsOnlyConfig(t *testing.T, dir string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "herald.yaml")
+	writeFile(t, cfg, `store: {driver: sqlite, dsn: `+filepath.Join(dir, "h.db")+`}
+projections:
+  - name: seen
+    source: {outbox: herald_outbox}
+    statements: ["INSERT INTO seen (id) VALUES (:event.id)"]
+`)
+	return cfg
 }
