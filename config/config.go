@@ -145,7 +145,7 @@ func parseOver(base string, data []byte, source string, d Drivers) (*File, error
 	if projectionsOnly {
 		f.Lanes = nil
 	}
-	f.dropUnusedDefaultBrokers(fileBrokers, len(f.Lanes) == 0 && len(f.Projections) > 0)
+	f.dropUnusedDefaultBrokers(fileBrokers)
 	if onlyNamedStores {
 		f.Store, f.noDefaultStore = Store{}, true
 	}

@@ -101,11 +101,11 @@ func brokersWithoutLanes(file *yaml.Node, fromFile map[string]bool) error {
 
 // dropUnusedDefaultBrokers removes the brokers that only the defaults
 // define and no lane or projection names, so that a file with brokers and
-// lanes of its own, or with projections alone (projectionsOnly), starts no
-// embedded NATS server it did not ask for (and a lane that names no broker
-// picks the file's only one).
-func (f *File) dropUnusedDefaultBrokers(fromFile map[string]bool, projectionsOnly bool) {
-	if len(fromFile) == 0 && !projectionsOnly {
+// lanes of its own, or with projections alone, starts no embedded NATS
+// server it did not ask for (and a lane that names no broker picks the
+// file's only one).
+func (f *File) dropUnusedDefaultBrokers(fromFile map[string]bool) {
+	if len(fromFile) == 0 && (len(f.Lanes) > 0 || len(f.Projections) == 0) {
 		return
 	}
 	used := map[string]bool{}

@@ -16,28 +16,7 @@ import (
 // pending rows, the planner hashed the whole table for every claim.
 func TestAdoptMappedClaimPlan(t *testing.T) {
 	ctx, s := openForPlans(t)
-	table := testenv.Name("herald_mplan")
-	defer s.DB().Exec(`DROP TABLE IF EXISTS "` + table + `"`) //nolint:errcheck // cleanup
-	for _, q := range []string{
-		`CREATE TABLE "` + table + `" (event_id VARCHAR(64) PRIMARY KEY, event_type VARCHAR(64) NOT NULL,
-  payload_json TEXT NOT NULL, status VARCHAR(16) NOT NULL DEFAULT 'pending', next_retry_at_ms BIGINT NOT NULL DEFAULT 0,
-  lock_until_ms BIGINT NOT NULL DEFAULT 0, worker_id VARCHAR(128) NOT NULL DEFAULT '')`,
-		`CREATE INDEX ON "` + table + `" (status, next_retry_at_ms)`,
-		`INSERT INTO "` + table + `" (event_id, event_type, payload_json) SELECT md5(g::text), 'T', repeat('a', 200)
-  FROM generate_series(1, 30000) g`,
-	} {
-		if _, err := s.DB().ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.MapTable(table, store.Mapping{
-		Columns: store.Columns{ID: "event_id", Type: "event_type", Payload: "payload_json", Status: "status",
-			NextAttempt: "next_retry_at_ms", LeaseUntil: "lock_until_ms", LeaseOwner: "worker_id"},
-		Statuses: store.Statuses{Pending: store.StatusValues{"pending"}, InFlight: "delivering", Delivered: "delivered", Dead: "dead"},
-		TimeUnit: store.TimeEpochMillis,
-	}); err != nil {
-		t.Fatal(err)
-	}
+	table := mappedPlanTable(ctx, t, s, "herald_mplan", "VARCHAR(16) NOT NULL DEFAULT 'pending'", textStatuses)
 	check := func(when string) {
 		for _, limit := range []int{100, 1000} {
 			q, args := s.mapped.Get(table).ClaimStatement(store.ClaimParams{Scope: store.Scope{Table: table}, Owner: "w",
@@ -82,23 +61,30 @@ func TestAdoptMappedMarkPlan(t *testing.T) {
 		typ      string
 		statuses store.Statuses
 	}{
-		{"VARCHAR(16) NOT NULL DEFAULT 'pending'", store.Statuses{Pending: store.StatusValues{"pending"},
-			InFlight: "delivering", Delivered: "delivered", Dead: "dead"}},
+		{"VARCHAR(16) NOT NULL DEFAULT 'pending'", textStatuses},
 		{"SMALLINT NOT NULL DEFAULT 0", store.Statuses{Pending: store.StatusValues{"0"}, InFlight: "1", Delivered: "2", Dead: "3"}},
 	} {
 		t.Run(strings.Fields(c.typ)[0], func(t *testing.T) {
-			table := testenv.Name("herald_mmark")
-			defer s.DB().Exec(`DROP TABLE IF EXISTS "` + table + `"`) //nolint:errcheck // cleanup
-			mapMarkTable(ctx, t, s, table, c.typ, c.statuses)
+			table := mappedPlanTable(ctx, t, s, "herald_mmark", c.typ, c.statuses)
+			if _, err := s.DB().ExecContext(ctx, `ANALYZE "`+table+`"`); err != nil {
+				t.Fatal(err)
+			}
 			checkMappedMarks(ctx, t, s, table, c.statuses.Delivered)
 		})
 	}
 }
 
-// mapMarkTable makes and maps a table of 30,000 pending rows whose status
-// column is of type typ, analyzed.
-func mapMarkTable(ctx context.Context, t *testing.T, s *Store, table, typ string, statuses store.Statuses) {
+// textStatuses are the status values of a mapped plan table with a text
+// status column.
+var textStatuses = store.Statuses{Pending: store.StatusValues{"pending"}, InFlight: "delivering", Delivered: "delivered", Dead: "dead"}
+
+// mappedPlanTable makes and maps a table named after prefix of 30,000
+// pending rows whose status column is of type typ, dropped when the test
+// ends.
+func mappedPlanTable(ctx context.Context, t *testing.T, s *Store, prefix, typ string, statuses store.Statuses) string {
 	t.Helper()
+	table := testenv.Name(prefix)
+	t.Cleanup(func() { _, _ = s.DB().Exec(`DROP TABLE IF EXISTS "` + table + `"`) })
 	for _, q := range []string{
 		`CREATE TABLE "` + table + `" (event_id VARCHAR(64) PRIMARY KEY, event_type VARCHAR(64) NOT NULL,
   payload_json TEXT NOT NULL, status ` + typ + `, next_retry_at_ms BIGINT NOT NULL DEFAULT 0,
@@ -106,7 +92,6 @@ func mapMarkTable(ctx context.Context, t *testing.T, s *Store, table, typ string
 		`CREATE INDEX ON "` + table + `" (status, next_retry_at_ms)`,
 		`INSERT INTO "` + table + `" (event_id, event_type, payload_json) SELECT md5(g::text), 'T', repeat('a', 200)
   FROM generate_series(1, 30000) g`,
-		`ANALYZE "` + table + `"`,
 	} {
 		if _, err := s.DB().ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
@@ -119,6 +104,7 @@ func mapMarkTable(ctx context.Context, t *testing.T, s *Store, table, typ string
 	}); err != nil {
 		t.Fatal(err)
 	}
+	return table
 }
 
 // checkMappedMarks claims three batches of 100 and checks each one's mark:

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"strings"
@@ -78,13 +77,7 @@ func checkPlans(t *testing.T, db *sql.DB, table, when string) {
 // filled by fillForPlans and dropped when the test ends.
 func planTable(t *testing.T, prefix string, use store.TableUse) (*Store, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := Open(ctx, testenv.PostgresDSN(), Options{})
-	if err != nil {
-		testenv.Unreachable(t, "PostgreSQL", err)
-	}
-	t.Cleanup(func() { s.Close() })
+	ctx, s := openForPlans(t)
 	table := testenv.Name(prefix)
 	if err := s.MigrateFor(ctx, table, use); err != nil {
 		t.Fatal(err)

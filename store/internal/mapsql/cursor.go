@@ -115,10 +115,10 @@ func (t *Table) learnTable(ctx context.Context) {
 	}
 }
 
-// learn reads what claims need to know of the table (checkCursor,
-// learnIDKey, learnOwnerWidth, learnChecks).
+// learn reads what claims need to know of the table (learnIDKey, then
+// checkCursor, which uses what it learned, learnOwnerWidth, learnChecks).
 func (t *Table) learn(ctx context.Context) error {
-	for _, step := range []func(context.Context) error{t.checkCursor, t.learnIDKey, t.learnOwnerWidth, t.learnChecks} {
+	for _, step := range []func(context.Context) error{t.learnIDKey, t.checkCursor, t.learnOwnerWidth, t.learnChecks} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -128,17 +128,14 @@ func (t *Table) learn(ctx context.Context) error {
 }
 
 // checkCursor turns the cursor on when the dialect asks for one, times
-// are epoch_ms, and the id column is the table's whole primary key.
+// are epoch_ms, and the id column is the table's whole primary key (as
+// learnIDKey found it).
 func (t *Table) checkCursor(ctx context.Context) error {
 	d := t.ts.d
 	if !d.Cursor || t.m.TimeUnit != store.TimeEpochMillis {
 		return nil
 	}
-	pk, err := d.PrimaryKey(ctx, t.ts.db, t.name)
-	if err != nil {
-		return fmt.Errorf("%s: check table %s: primary key: %w", d.Name, t.name, err)
-	}
-	t.ordersByID.Store(len(pk) == 1 && strings.EqualFold(pk[0], t.m.Columns.ID))
+	t.ordersByID.Store(t.idPrimary.Load())
 	ixs, err := t.ts.readIndexes(ctx, t.name)
 	if err != nil {
 		return fmt.Errorf("%s: check table %s: indexes: %w", d.Name, t.name, err)

@@ -111,13 +111,7 @@ func (t *Table) mark(ctx context.Context, op string, f store.Fence, ids []int64,
 	if f.Table != t.name {
 		return nil, fmt.Errorf("%s: %s %s: a fence of table %s", t.ts.d.Name, op, t.name, f.Table)
 	}
-	rows, known := t.handles.get(ids)
-	var held []int
-	for i := range ids {
-		if known[i] {
-			held = append(held, i)
-		}
-	}
+	rows, known, held := t.held(ids)
 	var (
 		kept []bool
 		err  error
@@ -156,13 +150,7 @@ func (t *Table) mark(ctx context.Context, op string, f store.Fence, ids []int64,
 // one statement (the table keeps no receipts): for EXPLAIN, in tests and
 // by hand. Ids not claimed through t are left out.
 func (t *Table) CompleteStatement(f store.Fence, ids []int64) (string, []any) {
-	rows, known := t.handles.get(ids)
-	var held []int
-	for i := range ids {
-		if known[i] {
-			held = append(held, i)
-		}
-	}
+	rows, _, held := t.held(ids)
 	if len(held) == 0 {
 		return "", nil
 	}
@@ -172,6 +160,18 @@ func (t *Table) CompleteStatement(f store.Fence, ids []int64) (string, []any) {
 	}
 	q, args := mark(rows, held, f, t.completeSet(make([]store.Delivery, len(ids))))
 	return t.rebind(q), args
+}
+
+// held returns the claimed rows of ids (handles.get), whether each is
+// known, and the indexes into ids of those that are.
+func (t *Table) held(ids []int64) (rows []claimedRow, known []bool, held []int) {
+	rows, known = t.handles.get(ids)
+	for i := range ids {
+		if known[i] {
+			held = append(held, i)
+		}
+	}
+	return rows, known, held
 }
 
 // fence is the WHERE clause that finds rows still held under the claim,

@@ -34,10 +34,10 @@ func (t *Table) learnIDKey(ctx context.Context) error {
 }
 
 // learnIDPrimary records whether the event id column is the whole primary
-// key, where the dialect can force that key.
+// key, where the dialect can tell (for its PrimaryHint and its cursors).
 func (t *Table) learnIDPrimary(ctx context.Context) error {
 	d := t.ts.d
-	if d.PrimaryHint == "" || d.PrimaryKey == nil {
+	if d.PrimaryKey == nil {
 		return nil
 	}
 	pk, err := d.PrimaryKey(ctx, t.ts.db, t.name)
